@@ -1,0 +1,59 @@
+"""Reading captured content (arguments, results) that emitters send as JSON strings or structured values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from collector._model import NO_ARGUMENTS, Arguments
+
+
+def parse_arguments(value: Any) -> Arguments:
+    """Arguments from an attribute value: a JSON string, or an already structured OTLP kvlist/array.
+
+    A string that is not valid JSON is kept raw and flagged, never dropped.
+    """
+    if value is None:
+        return NO_ARGUMENTS
+    if isinstance(value, str):
+        try:
+            return Arguments(value=json.loads(value), raw=value)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            return Arguments(value=None, raw=value, error=f"not valid JSON: {exc}")
+    return Arguments(value=value, raw=None)
+
+
+def parse_result(value: Any) -> Any:
+    """A result as a JSON value: JSON text is parsed, any other text is kept as a JSON string."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return value
+    return value
+
+
+def unwrap_traceloop(arguments: Arguments) -> Arguments:
+    """Traceloop decorators record `{"args": [...], "kwargs": {...}}`; the call's arguments are the kwargs.
+
+    Positional arguments have no names on the wire, so they are kept under `args` beside the kwargs.
+    """
+    value = arguments.value
+    if isinstance(value, dict) and set(value) == {"args", "kwargs"}:
+        args, kwargs = value["args"], value["kwargs"]
+        if isinstance(args, list) and isinstance(kwargs, dict):
+            merged = dict(kwargs)
+            if args:
+                merged["args"] = args
+            return Arguments(value=merged, raw=arguments.raw)
+    return arguments
+
+
+def load_json_text(value: Any) -> Any:
+    """A JSON document that may arrive as text (Python SDKs) or structured (events, other SDKs)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    return value

@@ -1,0 +1,76 @@
+"""Opening the DuckDB file: schema, settings, and a clear message when another process holds it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from collector._schema import SCHEMA_VERSION, create_schema_sql
+
+
+class DatabaseError(RuntimeError):
+    """A database problem a person must act on; the message says what to do."""
+
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>\S+) \(PID (?P<pid>\d+)\)")
+
+
+def explain_open_error(path: Path, exc: Exception) -> DatabaseError:
+    text = str(exc)
+    holder = _LOCK_HOLDER.search(text)
+    if holder or "Could not set lock" in text:
+        who = f"process {holder['pid']} ({holder['program']})" if holder else "another process"
+        return DatabaseError(
+            f"{path} is in use by {who}; DuckDB allows one process per file. Stop that process "
+            f"(a running `tracescore serve` answers queries through its API) or use another --db."
+        )
+    if "WAL" in text or "replay" in text.lower():
+        return DatabaseError(
+            f"{path}: the write-ahead log {path}.wal could not be replayed ({text}). Nothing was deleted. "
+            f"Keep a copy of both files; to start anyway, move {path}.wal aside (its unreplayed changes "
+            "are then lost) and start again."
+        )
+    return DatabaseError(f"cannot open {path}: {text}")
+
+
+def open_writer(
+    path: Path, *, memory_limit: str | None = None, threads: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """The one read-write connection; creates or upgrades the schema."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config: dict[str, str | bool | int | float | list[str]] = {}
+    if memory_limit:
+        config["memory_limit"] = memory_limit
+    if threads:
+        config["threads"] = threads
+    try:
+        connection = duckdb.connect(str(path), config=config)
+    except duckdb.Error as exc:
+        raise explain_open_error(path, exc) from exc
+    # Automatic checkpoints stall inserts for up to half a second; the writer checkpoints on a timer instead.
+    connection.execute("SET checkpoint_threshold = '256MB'")
+    for statement in create_schema_sql():
+        connection.execute(statement)
+    current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
+    stored = current[0] if current else None
+    if stored is None:
+        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+    elif stored > SCHEMA_VERSION:
+        connection.close()
+        raise DatabaseError(
+            f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
+            "upgrade tracescore."
+        )
+    return connection
+
+
+def open_reader(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection for the CLI when no server holds the file."""
+    if not path.exists():
+        raise DatabaseError(f"{path} does not exist; run `tracescore serve --db {path}` first, or pass --db")
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise explain_open_error(path, exc) from exc

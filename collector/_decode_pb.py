@@ -1,0 +1,91 @@
+"""OTLP protobuf (ExportTraceServiceRequest bytes) → domain spans. Knows no sockets and no storage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from collector._decoded import DecodedRequest, UndecodableRequest, span_problem
+from collector._model import Resource, Span, SpanEvent, SpanLink
+
+
+def any_value(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "int_value":
+        return value.int_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "double_value":
+        return value.double_value
+    if kind == "array_value":
+        return [any_value(item) for item in value.array_value.values]
+    if kind == "kvlist_value":
+        return attributes(value.kvlist_value.values)
+    if kind == "bytes_value":
+        return value.bytes_value.hex()
+    # Unset, or the profiles-only string_value_strindex: treated as absent (common.proto says so).
+    return None
+
+
+def attributes(pairs: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for pair in pairs:
+        kv: KeyValue = pair
+        result[kv.key] = any_value(kv.value)
+    return result
+
+
+def decode_protobuf(body: bytes) -> DecodedRequest:
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except (DecodeError, RecursionError) as exc:
+        raise UndecodableRequest(f"body is not a valid OTLP ExportTraceServiceRequest: {exc}") from exc
+    decoded = DecodedRequest()
+    for resource_spans in request.resource_spans:
+        resource_attrs = attributes(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            resource = Resource(resource_attrs, scope_spans.scope.name, scope_spans.scope.version)
+            for pb in scope_spans.spans:
+                trace_id = pb.trace_id.hex()
+                span_id = pb.span_id.hex()
+                parent = pb.parent_span_id.hex() or None
+                problem = span_problem(
+                    trace_id, span_id, parent, pb.name, pb.start_time_unix_nano, pb.end_time_unix_nano
+                )
+                if problem:
+                    decoded.reject(problem)
+                    continue
+                decoded.spans.append(
+                    Span(
+                        trace_id=trace_id,
+                        span_id=span_id,
+                        parent_span_id=parent,
+                        name=pb.name,
+                        kind=pb.kind,
+                        start_ns=pb.start_time_unix_nano,
+                        end_ns=pb.end_time_unix_nano,
+                        status_code=pb.status.code,
+                        status_message=pb.status.message,
+                        attributes=attributes(pb.attributes),
+                        events=tuple(
+                            SpanEvent(e.name, e.time_unix_nano, attributes(e.attributes)) for e in pb.events
+                        ),
+                        links=tuple(
+                            SpanLink(link.trace_id.hex(), link.span_id.hex(), attributes(link.attributes))
+                            for link in pb.links
+                        ),
+                        resource=resource,
+                        trace_state=pb.trace_state,
+                        flags=pb.flags,
+                        dropped_attributes_count=pb.dropped_attributes_count,
+                        dropped_events_count=pb.dropped_events_count,
+                        dropped_links_count=pb.dropped_links_count,
+                    )
+                )
+    return decoded

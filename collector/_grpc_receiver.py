@@ -1,0 +1,81 @@
+"""OTLP/gRPC: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+
+Requests arrive as raw bytes (no deserializer) so decoding, and its errors, are ours. gRPC itself
+decompresses gzip and refuses messages over the size limit with RESOURCE_EXHAUSTED (no RetryInfo, so
+clients do not retry an oversize request).
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from collector._decode_pb import decode_protobuf
+from collector._decoded import UndecodableRequest
+from collector._ingest import Ingest
+from collector._writer import StoreUnavailable
+
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+RESPONSE_LIMIT_BYTES = 4 * 1024 * 1024
+
+
+def _retry_metadata(message: str, retry_after_s: int) -> tuple[tuple[str, bytes], ...]:
+    retry = error_details_pb2.RetryInfo(retry_delay=Duration(seconds=retry_after_s))
+    status = status_pb2.Status(code=code_pb2.UNAVAILABLE, message=message)
+    status.details.add().Pack(retry)
+    # The standard place is grpc-status-details-bin; opentelemetry-python's exporter reads
+    # google.rpc.retryinfo-bin, so both are sent.
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("google.rpc.retryinfo-bin", retry.SerializeToString()),
+    )
+
+
+def _bad_request_metadata(message: str) -> tuple[tuple[str, bytes], ...]:
+    status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=message)
+    return (("grpc-status-details-bin", status.SerializeToString()),)
+
+
+def export_handler(ingest: Ingest) -> grpc.RpcMethodHandler:
+    async def export(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        refusal = ingest.refusal()
+        if refusal is not None:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s)
+            )
+        try:
+            decoded = decode_protobuf(request)
+        except UndecodableRequest as exc:
+            ingest.stats.requests_invalid += 1
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), _bad_request_metadata(str(exc)))
+        try:
+            await ingest.export(decoded)
+        except StoreUnavailable as exc:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, str(exc), _retry_metadata(str(exc), ingest.retry_after_s)
+            )
+        response = ExportTraceServiceResponse()
+        if decoded.rejected:
+            response.partial_success.rejected_spans = decoded.rejected
+            response.partial_success.error_message = decoded.error_message()[: RESPONSE_LIMIT_BYTES // 2]
+        return bytes(response.SerializeToString())
+
+    return grpc.unary_unary_rpc_method_handler(export)
+
+
+async def start_grpc(ingest: Ingest, address: str, max_request_bytes: int) -> tuple[grpc.aio.Server, int]:
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", max_request_bytes),
+            ("grpc.max_send_message_length", RESPONSE_LIMIT_BYTES),
+            ("grpc.so_reuseport", 0),
+        ]
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE, {"Export": export_handler(ingest)}),)
+    )
+    port = server.add_insecure_port(address)
+    await server.start()
+    return server, port

@@ -1,0 +1,153 @@
+"""OTLP/HTTP: `POST /v1/traces`, protobuf or JSON, optionally gzip-compressed.
+
+Capacity is checked before the body is read; the size limit applies to the decompressed body, which is
+inflated in bounded steps so a gzip bomb costs at most the limit. Error bodies are `google.rpc.Status`
+in the request's encoding, as the OTLP spec asks.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+from aiohttp import web
+from google.rpc import status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from collector._decode_json import decode_json
+from collector._decode_pb import decode_protobuf
+from collector._decoded import DecodedRequest, UndecodableRequest
+from collector._ingest import Ingest
+from collector._writer import StoreUnavailable
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+_CHUNK = 64 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _status_body(content_type: str, code: int, message: str) -> bytes:
+    if content_type == JSON:
+        return json.dumps({"code": code, "message": message}).encode()
+    return bytes(status_pb2.Status(code=code, message=message).SerializeToString())
+
+
+def _error(content_type: str, http_status: int, grpc_code: int, message: str, **headers: str) -> web.Response:
+    body_type = content_type if content_type in (PROTOBUF, JSON) else JSON
+    return web.Response(
+        status=http_status,
+        body=_status_body(body_type, grpc_code, message),
+        content_type=body_type,
+        headers=headers,
+    )
+
+
+async def _read_capped(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise _TooLarge
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _gunzip_capped(body: bytes, limit: int) -> bytes:
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out, size = [], 0
+    data = body
+    try:
+        while data:
+            piece = inflater.decompress(data, _CHUNK)
+            size += len(piece)
+            if size > limit:
+                raise _TooLarge
+            out.append(piece)
+            data = inflater.unconsumed_tail
+        tail = inflater.flush()
+    except zlib.error as exc:
+        raise UndecodableRequest(f"body is not valid gzip: {exc}") from exc
+    if size + len(tail) > limit:
+        raise _TooLarge
+    if not inflater.eof:
+        raise UndecodableRequest("body is not valid gzip: the stream is truncated")
+    out.append(tail)
+    return b"".join(out)
+
+
+def _success(content_type: str, decoded: DecodedRequest) -> web.Response:
+    if content_type == JSON:
+        document: dict[str, object] = {}
+        if decoded.rejected:
+            document["partialSuccess"] = {
+                "rejectedSpans": str(decoded.rejected),
+                "errorMessage": decoded.error_message(),
+            }
+        return web.Response(body=json.dumps(document).encode(), content_type=JSON)
+    response = ExportTraceServiceResponse()
+    if decoded.rejected:
+        response.partial_success.rejected_spans = decoded.rejected
+        response.partial_success.error_message = decoded.error_message()
+    return web.Response(body=bytes(response.SerializeToString()), content_type=PROTOBUF)
+
+
+def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-untyped-def]
+    async def traces(request: web.Request) -> web.StreamResponse:
+        content_type = request.content_type.lower()
+        if content_type not in (PROTOBUF, JSON):
+            return _error(
+                JSON, 415, 3, f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}"
+            )
+        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip", ""):
+            return _error(
+                content_type, 415, 3, f"unsupported Content-Encoding {encoding!r}: send gzip or none"
+            )
+        refusal = ingest.refusal()
+        if refusal is not None:
+            return _error(content_type, 503, 14, refusal, **{"Retry-After": str(ingest.retry_after_s)})
+        limit = max_request_bytes
+        try:
+            body = await _read_capped(request, limit)
+            if encoding == "gzip":
+                body = _gunzip_capped(body, limit)
+            decoded = decode_protobuf(body) if content_type == PROTOBUF else decode_json(body)
+        except _TooLarge:
+            ingest.stats.requests_oversize += 1
+            return _error(content_type, 413, 8, f"request is larger than {limit} bytes after decompression")
+        except UndecodableRequest as exc:
+            ingest.stats.requests_invalid += 1
+            return _error(content_type, 400, 3, str(exc))
+        try:
+            await ingest.export(decoded)
+        except StoreUnavailable as exc:
+            return _error(content_type, 503, 14, str(exc), **{"Retry-After": str(ingest.retry_after_s)})
+        return _success(content_type, decoded)
+
+    return traces
+
+
+def build_app(ingest: Ingest, max_request_bytes: int) -> web.Application:
+    # aiohttp's own body limit is lifted: ours applies after decompression and answers in OTLP form.
+    app = web.Application(client_max_size=max_request_bytes + 1)
+    handler = traces_handler(ingest, max_request_bytes)
+    app.router.add_post("/v1/traces", handler)
+    app.router.add_post("/v1/traces/", handler)
+    return app
+
+
+async def start_http(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    # auto_decompress off: Content-Encoding is decoded here, under the size limit, with 415 for the unknown.
+    runner = web.AppRunner(app, auto_decompress=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_port=False)
+    await site.start()
+    server = site._server  # the bound port, when 0 was asked for
+    sockets = getattr(server, "sockets", None) or []
+    bound = sockets[0].getsockname()[1] if sockets else port
+    return runner, int(bound)

@@ -1,0 +1,152 @@
+"""Frozen domain types shared by the decoders, recognition, run tracking and the store.
+
+Nothing here knows protobuf, JSON wire rules or DuckDB: a span is plain Python values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# OTLP status codes (trace.proto Status.StatusCode).
+STATUS_UNSET = 0
+STATUS_OK = 1
+STATUS_ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanLink:
+    trace_id: str
+    span_id: str
+    attributes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One OTLP Resource plus the instrumentation scope that emitted the spans; shared by many spans."""
+
+    attributes: dict[str, Any]
+    scope_name: str
+    scope_version: str
+
+    @property
+    def service_name(self) -> str | None:
+        value = self.attributes.get("service.name")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A decoded span: ids are lowercase hex, times are Unix nanoseconds, attributes plain Python."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    status_code: int
+    status_message: str
+    attributes: dict[str, Any]
+    events: tuple[SpanEvent, ...]
+    links: tuple[SpanLink, ...]
+    resource: Resource
+    trace_state: str = ""
+    flags: int = 0
+    dropped_attributes_count: int = 0
+    dropped_events_count: int = 0
+    dropped_links_count: int = 0
+
+    @property
+    def duration_ms(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Arguments:
+    """Tool-call arguments as received: parsed JSON when possible, the raw text kept and flagged otherwise.
+
+    `value` is None when the emitter captured no arguments (content capture is off by default in most
+    emitters): absent is not the same as `{}`.
+    """
+
+    value: Any = None
+    raw: str | None = None
+    error: str | None = None
+
+    @property
+    def present(self) -> bool:
+        return self.value is not None or self.raw is not None
+
+
+NO_ARGUMENTS = Arguments()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecution:
+    """What recognition reads off one tool-execution span (run fields are resolved later, per trace)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    tool_name: str
+    call_id: str | None
+    arguments: Arguments
+    result: Any
+    error: bool
+    error_type: str | None
+    error_message: str | None
+    paused: bool
+    pause_reason: str | None
+    from_history: bool
+    start_ns: int
+    end_ns: int
+    convention: str
+    service_name: str | None
+    scope_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """A tool call the model asked for on a chat span (request-side evidence: never satisfies a check)."""
+
+    trace_id: str
+    span_id: str
+    position: int
+    tool_name: str
+    call_id: str | None
+    arguments: Arguments
+    requested_ns: int
+    encoding: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """What run resolution needs from a span that is an agent invocation."""
+
+    name: str
+    run_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanNode:
+    """The slim per-span facts run tracking keeps in memory for an open trace."""
+
+    span_id: str
+    parent_span_id: str | None
+    start_ns: int
+    end_ns: int
+    agent: AgentInfo | None
+    explicit_run_id: str | None
+    task_id: str | None
+    session_id: str | None
+    service_name: str | None
+    attributes_for_select: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,74 @@
+"""The per-span facts run resolution needs: is it an agent, which run and task does it name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector._model import AgentInfo, Span, SpanNode
+
+# Keys that carry a framework's own id for one agent run (DESIGN §4).
+_AGENT_RUN_ID_KEYS = ("gen_ai.agent.call.id", "agno.run.id", "gcp.vertex.agent.invocation_id")
+_AGENT_NAME_KEYS = (
+    "gen_ai.agent.name",
+    "agent.name",
+    "graph.node.name",
+    "agent_name",
+    "traceloop.entity.name",
+)
+_SESSION_KEYS = (
+    "session.id",
+    "gen_ai.conversation.id",
+    "traceloop.association.properties.session_id",
+    "tracescore.session.id",
+)
+
+
+def _first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None and value != "":
+            return str(value)
+    return None
+
+
+def is_agent_span(span: Span) -> bool:
+    attrs = span.attributes
+    return (
+        attrs.get("gen_ai.operation.name") == "invoke_agent"
+        or attrs.get("openinference.span.kind") == "AGENT"
+        or attrs.get("traceloop.span.kind") in ("agent", "workflow")
+        or span.name == "agent run"  # pydantic-ai instrumentation v2
+    )
+
+
+def _agent_name(span: Span) -> str:
+    name = _first_text(span.attributes, _AGENT_NAME_KEYS)
+    if name:
+        return name
+    for prefix in ("invoke_agent ", "agent run"):
+        if span.name.startswith(prefix) and span.name != prefix.strip():
+            return span.name.removeprefix(prefix)
+    return span.name.removesuffix(".run").removesuffix(".agent")
+
+
+def span_node(span: Span) -> SpanNode:
+    attrs = span.attributes
+    agent = None
+    if is_agent_span(span):
+        agent = AgentInfo(name=_agent_name(span), run_id=_first_text(attrs, _AGENT_RUN_ID_KEYS))
+    keep_attributes = agent is not None or span.parent_span_id is None
+    task = _first_text(attrs, ("tracescore.task.id",)) or _first_text(
+        span.resource.attributes, ("tracescore.task.id",)
+    )
+    return SpanNode(
+        span_id=span.span_id,
+        parent_span_id=span.parent_span_id,
+        start_ns=span.start_ns,
+        end_ns=span.end_ns,
+        agent=agent,
+        explicit_run_id=_first_text(attrs, ("tracescore.run.id",)),
+        task_id=task,
+        session_id=_first_text(attrs, _SESSION_KEYS),
+        service_name=span.resource.service_name,
+        attributes_for_select={**span.resource.attributes, **attrs} if keep_attributes else {},
+    )

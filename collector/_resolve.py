@@ -1,0 +1,255 @@
+"""Run resolution for one complete trace (DESIGN §4): a pure function of what the trace holds.
+
+Which run each execution and request belongs to, the agent path above it, the task, rounds of
+requests, call ids recovered from requests, and one summary row per run in the trace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector._model import SpanNode, ToolExecution, ToolRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    run_id: str
+    task_id: str | None
+    agent_path: str | None
+    agent_name: str | None
+    session_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedExecution:
+    execution: ToolExecution
+    placement: Placement
+    call_id: str | None
+    call_id_source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRequest:
+    request: ToolRequest
+    placement: Placement
+    round: int
+    execution_span_id: str | None
+
+
+@dataclass(slots=True)
+class RunSummary:
+    run_id: str
+    trace_id: str
+    root_span_id: str
+    task_id: str | None
+    service_name: str | None
+    agent_name: str | None
+    session_id: str | None
+    start_ns: int
+    end_ns: int
+    n_spans: int = 0
+    n_executions: int = 0
+    n_requests: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    executions: list[ResolvedExecution]
+    requests: list[ResolvedRequest]
+    runs: list[RunSummary]
+
+
+class _Tree:
+    def __init__(self, trace_id: str, nodes: dict[str, SpanNode]) -> None:
+        self.trace_id = trace_id
+        self.nodes = nodes
+        self._chains: dict[str, list[SpanNode]] = {}
+        explicit = sorted((n.start_ns, n.span_id) for n in nodes.values() if n.explicit_run_id)
+        self.trace_explicit = nodes[explicit[0][1]].explicit_run_id if explicit else None
+        outermost = {a.span_id for n in nodes.values() if n.agent and (a := self.outermost_agent(n.span_id))}
+        self.only_agent = nodes[next(iter(outermost))] if len(outermost) == 1 else None
+
+    def chain(self, span_id: str) -> list[SpanNode]:
+        """The span and its ancestors inside this trace, nearest first (cycles cut)."""
+        cached = self._chains.get(span_id)
+        if cached is not None:
+            return cached
+        chain: list[SpanNode] = []
+        seen: set[str] = set()
+        current: str | None = span_id
+        while current is not None and current in self.nodes and current not in seen:
+            seen.add(current)
+            node = self.nodes[current]
+            chain.append(node)
+            current = node.parent_span_id
+        self._chains[span_id] = chain
+        return chain
+
+    def outermost_agent(self, span_id: str) -> SpanNode | None:
+        agents = [n for n in self.chain(span_id) if n.agent]
+        return agents[-1] if agents else None
+
+    def placement(self, span_id: str) -> Placement:
+        chain = self.chain(span_id)
+        agents = [n for n in reversed(chain) if n.agent]
+        explicit = next((n.explicit_run_id for n in chain if n.explicit_run_id), None) or self.trace_explicit
+        run_root = agents[0] if agents else self.only_agent
+        if explicit:
+            run_id = explicit
+        elif run_root is not None and run_root.agent is not None:
+            run_id = run_root.agent.run_id or run_root.span_id
+        else:
+            run_id = self.trace_id
+        task = next((n.task_id for n in chain if n.task_id), None)
+        session = next((n.session_id for n in chain if n.session_id), None)
+        path = "/".join(a.agent.name for a in agents if a.agent) or None
+        return Placement(
+            run_id=run_id,
+            task_id=task,
+            agent_path=path,
+            agent_name=agents[-1].agent.name if agents and agents[-1].agent else None,
+            session_id=session,
+        )
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> list[ToolExecution]:
+    """An MCP `tools/call` span nested with another execution of the same tool records one call twice.
+
+    The MCP span is the transport; the framework's execution span is kept.
+    """
+    by_span = {e.span_id: e for e in executions}
+    nested_pairs: set[str] = set()
+    for execution in executions:
+        for ancestor in tree.chain(execution.span_id)[1:]:
+            outer = by_span.get(ancestor.span_id)
+            if outer is not None and outer.tool_name == execution.tool_name:
+                if execution.convention == "mcp":
+                    nested_pairs.add(execution.span_id)
+                elif outer.convention == "mcp":
+                    nested_pairs.add(outer.span_id)
+                break
+    return [e for e in executions if e.span_id not in nested_pairs]
+
+
+def _link_requests(
+    executions: list[ToolExecution], requests: list[ToolRequest], placements: dict[str, Placement]
+) -> tuple[dict[str, tuple[str | None, str | None]], dict[tuple[str, int], str]]:
+    """Match executions to requests: by call id, else by (name, arguments, order) to recover the id."""
+    call_ids: dict[str, tuple[str | None, str | None]] = {}
+    linked: dict[tuple[str, int], str] = {}
+    by_call_id: dict[tuple[str, str], ToolRequest] = {}
+    for request in requests:
+        if request.call_id:
+            by_call_id.setdefault((placements[request.span_id].run_id, request.call_id), request)
+    ordered = sorted(executions, key=lambda e: (e.start_ns, e.span_id))
+    for execution in ordered:
+        run_id = placements[execution.span_id].run_id
+        if execution.call_id:
+            call_ids[execution.span_id] = (execution.call_id, "span")
+            matched = by_call_id.get((run_id, execution.call_id))
+            if matched is not None:
+                linked.setdefault((matched.span_id, matched.position), execution.span_id)
+    for execution in ordered:
+        if execution.call_id:
+            continue
+        run_id = placements[execution.span_id].run_id
+        candidates = [
+            r
+            for r in requests
+            if (r.span_id, r.position) not in linked
+            and r.tool_name == execution.tool_name
+            and placements[r.span_id].run_id == run_id
+            and r.requested_ns <= execution.end_ns
+        ]
+        candidates.sort(key=lambda r: (r.requested_ns, r.position))
+        wanted = _canonical(execution.arguments.value) if execution.arguments.value is not None else None
+        chosen = next((r for r in candidates if _canonical(r.arguments.value) == wanted), None)
+        if chosen is None and candidates:
+            chosen = candidates[0]
+        if chosen is not None:
+            linked[(chosen.span_id, chosen.position)] = execution.span_id
+            call_ids[execution.span_id] = (chosen.call_id, "request" if chosen.call_id else None)
+        else:
+            call_ids[execution.span_id] = (None, None)
+    return call_ids, linked
+
+
+def resolve_trace(
+    trace_id: str,
+    nodes: dict[str, SpanNode],
+    executions: Iterable[ToolExecution],
+    requests: Iterable[ToolRequest],
+) -> Resolution:
+    tree = _Tree(trace_id, nodes)
+    kept = _drop_transport_duplicates(tree, list(executions))
+    request_list = list(requests)
+    placements = {span_id: tree.placement(span_id) for span_id in nodes}
+    call_ids, linked = _link_requests(kept, request_list, placements)
+
+    rounds: dict[str, dict[str, int]] = {}
+    chat_spans = sorted({(r.requested_ns, r.span_id) for r in request_list})
+    for _, span_id in chat_spans:
+        run_rounds = rounds.setdefault(placements[span_id].run_id, {})
+        run_rounds.setdefault(span_id, len(run_rounds) + 1)
+
+    runs: dict[str, RunSummary] = {}
+    for node in sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns)):
+        place = placements[node.span_id]
+        summary = runs.get(place.run_id)
+        if summary is None:
+            root = tree.outermost_agent(node.span_id)
+            if (
+                root is None
+                and tree.only_agent
+                and placements[tree.only_agent.span_id].run_id == place.run_id
+            ):
+                root = tree.only_agent
+            root = root or node
+            root_place = placements[root.span_id]
+            summary = runs[place.run_id] = RunSummary(
+                run_id=place.run_id,
+                trace_id=trace_id,
+                root_span_id=root.span_id,
+                task_id=root_place.task_id,
+                service_name=root.service_name,
+                agent_name=root.agent.name if root.agent else None,
+                session_id=root_place.session_id,
+                start_ns=node.start_ns,
+                end_ns=node.end_ns,
+                attributes=dict(root.attributes_for_select),
+            )
+        for key, value in node.attributes_for_select.items():
+            summary.attributes.setdefault(key, value)
+        summary.n_spans += 1
+        summary.start_ns = min(summary.start_ns, node.start_ns)
+        summary.end_ns = max(summary.end_ns, node.end_ns)
+        summary.task_id = summary.task_id or place.task_id
+        summary.session_id = summary.session_id or place.session_id
+
+    resolved_executions = []
+    for execution in kept:
+        place = placements[execution.span_id]
+        runs[place.run_id].n_executions += 1
+        call_id, source = call_ids[execution.span_id]
+        resolved_executions.append(ResolvedExecution(execution, place, call_id, source))
+    resolved_requests = []
+    for request in request_list:
+        place = placements[request.span_id]
+        runs[place.run_id].n_requests += 1
+        resolved_requests.append(
+            ResolvedRequest(
+                request,
+                place,
+                rounds[place.run_id][request.span_id],
+                linked.get((request.span_id, request.position)),
+            )
+        )
+    return Resolution(resolved_executions, resolved_requests, list(runs.values()))

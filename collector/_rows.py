@@ -1,0 +1,275 @@
+"""Domain records → Arrow tables shaped like the stored tables (one Arrow insert per batch)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from collector._jsontext import to_json
+from collector._model import Span
+from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary
+
+_TS_NS = pa.timestamp("ns")
+_TS_US = pa.timestamp("us")
+
+SPAN_SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("span_id", pa.string()),
+        ("parent_span_id", pa.string()),
+        ("name", pa.string()),
+        ("kind", pa.uint8()),
+        ("start_time", _TS_NS),
+        ("end_time", _TS_NS),
+        ("duration_ms", pa.float64()),
+        ("status_code", pa.uint8()),
+        ("status_message", pa.string()),
+        ("service_name", pa.string()),
+        ("scope_name", pa.string()),
+        ("scope_version", pa.string()),
+        ("attributes", pa.string()),
+        ("resource_attributes", pa.string()),
+        ("events", pa.string()),
+        ("links", pa.string()),
+        ("trace_state", pa.string()),
+        ("flags", pa.uint32()),
+        ("dropped_attributes_count", pa.uint32()),
+        ("dropped_events_count", pa.uint32()),
+        ("dropped_links_count", pa.uint32()),
+        ("ingest_seq", pa.int64()),
+        ("received_at", _TS_US),
+    ]
+)
+
+EXECUTION_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("task_id", pa.string()),
+        ("trace_id", pa.string()),
+        ("span_id", pa.string()),
+        ("parent_span_id", pa.string()),
+        ("tool_name", pa.string()),
+        ("call_id", pa.string()),
+        ("call_id_source", pa.string()),
+        ("arguments", pa.string()),
+        ("arguments_raw", pa.string()),
+        ("arguments_error", pa.string()),
+        ("result", pa.string()),
+        ("error", pa.bool_()),
+        ("error_type", pa.string()),
+        ("error_message", pa.string()),
+        ("paused", pa.bool_()),
+        ("pause_reason", pa.string()),
+        ("from_history", pa.bool_()),
+        ("start_time", _TS_NS),
+        ("end_time", _TS_NS),
+        ("duration_ms", pa.float64()),
+        ("agent_path", pa.string()),
+        ("agent_name", pa.string()),
+        ("session_id", pa.string()),
+        ("service_name", pa.string()),
+        ("convention", pa.string()),
+        ("scope_name", pa.string()),
+        ("ingest_seq", pa.int64()),
+    ]
+)
+
+REQUEST_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("task_id", pa.string()),
+        ("trace_id", pa.string()),
+        ("span_id", pa.string()),
+        ("position", pa.int32()),
+        ("tool_name", pa.string()),
+        ("call_id", pa.string()),
+        ("arguments", pa.string()),
+        ("arguments_raw", pa.string()),
+        ("arguments_error", pa.string()),
+        ("round", pa.int32()),
+        ("requested_at", _TS_NS),
+        ("agent_path", pa.string()),
+        ("encoding", pa.string()),
+        ("execution_span_id", pa.string()),
+        ("ingest_seq", pa.int64()),
+    ]
+)
+
+RUN_TRACE_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("trace_id", pa.string()),
+        ("root_span_id", pa.string()),
+        ("task_id", pa.string()),
+        ("service_name", pa.string()),
+        ("agent_name", pa.string()),
+        ("session_id", pa.string()),
+        ("start_time", _TS_NS),
+        ("end_time", _TS_NS),
+        ("n_spans", pa.int32()),
+        ("n_executions", pa.int32()),
+        ("n_requests", pa.int32()),
+        ("attributes", pa.string()),
+        ("status", pa.string()),
+        ("version", pa.int32()),
+        ("completed_at", _TS_US),
+        ("min_seq", pa.int64()),
+        ("max_seq", pa.int64()),
+    ]
+)
+
+
+_U8 = 2**8 - 1
+_U32 = 2**32 - 1
+
+
+def _clamp(value: int, limit: int) -> int:
+    # Open proto3 enums and JSON numbers can carry any integer; the columns are fixed-width.
+    return min(max(value, 0), limit)
+
+
+def _table(schema: pa.Schema, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+    return pa.Table.from_arrays(
+        [pa.array(column, type=f.type) for column, f in zip(columns, schema, strict=True)], schema=schema
+    )
+
+
+def spans_table(spans: Sequence[Span], seq: int, received_us: int) -> pa.Table:
+    rows = []
+    for s in spans:
+        rows.append(
+            (
+                s.trace_id,
+                s.span_id,
+                s.parent_span_id,
+                s.name,
+                _clamp(s.kind, _U8),
+                s.start_ns,
+                s.end_ns,
+                s.duration_ms,
+                _clamp(s.status_code, _U8),
+                s.status_message or None,
+                s.resource.service_name,
+                s.resource.scope_name or None,
+                s.resource.scope_version or None,
+                to_json(s.attributes),
+                to_json(s.resource.attributes),
+                to_json(
+                    [
+                        {"name": e.name, "time_unix_nano": e.time_ns, "attributes": e.attributes}
+                        for e in s.events
+                    ]
+                ),
+                to_json(
+                    [
+                        {"trace_id": k.trace_id, "span_id": k.span_id, "attributes": k.attributes}
+                        for k in s.links
+                    ]
+                ),
+                s.trace_state or None,
+                _clamp(s.flags, _U32),
+                _clamp(s.dropped_attributes_count, _U32),
+                _clamp(s.dropped_events_count, _U32),
+                _clamp(s.dropped_links_count, _U32),
+                seq,
+                received_us,
+            )
+        )
+    return _table(SPAN_SCHEMA, rows)
+
+
+def executions_table(executions: Sequence[tuple[ResolvedExecution, int]]) -> pa.Table:
+    rows = []
+    for resolved, seq in executions:
+        e, place = resolved.execution, resolved.placement
+        rows.append(
+            (
+                place.run_id,
+                place.task_id,
+                e.trace_id,
+                e.span_id,
+                e.parent_span_id,
+                e.tool_name,
+                resolved.call_id,
+                resolved.call_id_source,
+                to_json(e.arguments.value),
+                e.arguments.raw,
+                e.arguments.error,
+                to_json(e.result),
+                e.error,
+                e.error_type,
+                e.error_message,
+                e.paused,
+                e.pause_reason,
+                e.from_history,
+                e.start_ns,
+                e.end_ns,
+                (e.end_ns - e.start_ns) / 1e6,
+                place.agent_path,
+                place.agent_name,
+                place.session_id,
+                e.service_name,
+                e.convention,
+                e.scope_name or None,
+                seq,
+            )
+        )
+    return _table(EXECUTION_SCHEMA, rows)
+
+
+def requests_table(requests: Sequence[tuple[ResolvedRequest, int]]) -> pa.Table:
+    rows = []
+    for resolved, seq in requests:
+        r, place = resolved.request, resolved.placement
+        rows.append(
+            (
+                place.run_id,
+                place.task_id,
+                r.trace_id,
+                r.span_id,
+                r.position,
+                r.tool_name,
+                r.call_id,
+                to_json(r.arguments.value),
+                r.arguments.raw,
+                r.arguments.error,
+                resolved.round,
+                r.requested_ns,
+                place.agent_path,
+                r.encoding,
+                resolved.execution_span_id,
+                seq,
+            )
+        )
+    return _table(REQUEST_SCHEMA, rows)
+
+
+def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed_us: int) -> pa.Table:
+    """Rows of (summary, version, min_seq, max_seq)."""
+    rows = [
+        (
+            r.run_id,
+            r.trace_id,
+            r.root_span_id,
+            r.task_id,
+            r.service_name,
+            r.agent_name,
+            r.session_id,
+            r.start_ns,
+            r.end_ns,
+            r.n_spans,
+            r.n_executions,
+            r.n_requests,
+            to_json(r.attributes),
+            "complete",
+            version,
+            completed_us,
+            min_seq,
+            max_seq,
+        )
+        for r, version, min_seq, max_seq in runs
+    ]
+    return _table(RUN_TRACE_SCHEMA, rows)

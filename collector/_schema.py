@@ -1,0 +1,160 @@
+"""The stored tables: the contract between the collector, scoring and SQL users (docs/storage.md).
+
+Every table name and column here is documented column by column in docs/storage.md; a test keeps the two
+in step.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Rows of each batch carry `ingest_seq`, a number that only grows: DuckDB's per-row-group min/max
+# (zonemaps) then prune scans to recent data, which random trace ids never could.
+TABLES: dict[str, str] = {
+    "schema_version": """
+        CREATE TABLE IF NOT EXISTS schema_version (
+            version INTEGER NOT NULL,
+            applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        )""",
+    "tracescore_state": """
+        CREATE TABLE IF NOT EXISTS tracescore_state (
+            key VARCHAR PRIMARY KEY,
+            value BIGINT NOT NULL
+        )""",
+    "spans": """
+        CREATE TABLE IF NOT EXISTS spans (
+            trace_id VARCHAR NOT NULL,
+            span_id VARCHAR NOT NULL,
+            parent_span_id VARCHAR,
+            name VARCHAR NOT NULL,
+            kind UTINYINT NOT NULL,
+            start_time TIMESTAMP_NS,
+            end_time TIMESTAMP_NS,
+            duration_ms DOUBLE,
+            status_code UTINYINT NOT NULL,
+            status_message VARCHAR,
+            service_name VARCHAR,
+            scope_name VARCHAR,
+            scope_version VARCHAR,
+            attributes JSON,
+            resource_attributes JSON,
+            events JSON,
+            links JSON,
+            trace_state VARCHAR,
+            flags UINTEGER,
+            dropped_attributes_count UINTEGER,
+            dropped_events_count UINTEGER,
+            dropped_links_count UINTEGER,
+            ingest_seq BIGINT NOT NULL,
+            received_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (trace_id, span_id)
+        )""",
+    "executions": """
+        CREATE TABLE IF NOT EXISTS executions (
+            run_id VARCHAR NOT NULL,
+            task_id VARCHAR,
+            trace_id VARCHAR NOT NULL,
+            span_id VARCHAR NOT NULL,
+            parent_span_id VARCHAR,
+            tool_name VARCHAR NOT NULL,
+            call_id VARCHAR,
+            call_id_source VARCHAR,
+            arguments JSON,
+            arguments_raw VARCHAR,
+            arguments_error VARCHAR,
+            result JSON,
+            error BOOLEAN NOT NULL,
+            error_type VARCHAR,
+            error_message VARCHAR,
+            paused BOOLEAN NOT NULL,
+            pause_reason VARCHAR,
+            from_history BOOLEAN NOT NULL,
+            start_time TIMESTAMP_NS,
+            end_time TIMESTAMP_NS,
+            duration_ms DOUBLE,
+            agent_path VARCHAR,
+            agent_name VARCHAR,
+            session_id VARCHAR,
+            service_name VARCHAR,
+            convention VARCHAR NOT NULL,
+            scope_name VARCHAR,
+            ingest_seq BIGINT NOT NULL,
+            PRIMARY KEY (trace_id, span_id)
+        )""",
+    "tool_requests": """
+        CREATE TABLE IF NOT EXISTS tool_requests (
+            run_id VARCHAR NOT NULL,
+            task_id VARCHAR,
+            trace_id VARCHAR NOT NULL,
+            span_id VARCHAR NOT NULL,
+            position INTEGER NOT NULL,
+            tool_name VARCHAR NOT NULL,
+            call_id VARCHAR,
+            arguments JSON,
+            arguments_raw VARCHAR,
+            arguments_error VARCHAR,
+            round INTEGER NOT NULL,
+            requested_at TIMESTAMP_NS,
+            agent_path VARCHAR,
+            encoding VARCHAR NOT NULL,
+            execution_span_id VARCHAR,
+            ingest_seq BIGINT NOT NULL,
+            PRIMARY KEY (trace_id, span_id, position)
+        )""",
+    "run_traces": """
+        CREATE TABLE IF NOT EXISTS run_traces (
+            run_id VARCHAR NOT NULL,
+            trace_id VARCHAR NOT NULL,
+            root_span_id VARCHAR NOT NULL,
+            task_id VARCHAR,
+            service_name VARCHAR,
+            agent_name VARCHAR,
+            session_id VARCHAR,
+            start_time TIMESTAMP_NS,
+            end_time TIMESTAMP_NS,
+            n_spans INTEGER NOT NULL,
+            n_executions INTEGER NOT NULL,
+            n_requests INTEGER NOT NULL,
+            attributes JSON,
+            status VARCHAR NOT NULL,
+            version INTEGER NOT NULL,
+            completed_at TIMESTAMP NOT NULL,
+            min_seq BIGINT NOT NULL,
+            max_seq BIGINT NOT NULL,
+            PRIMARY KEY (run_id, trace_id)
+        )""",
+}
+
+# A run may span several traces (an explicit tracescore.run.id reused, e.g. a resumed session), so the
+# stored unit is (run, trace) and `runs` folds them.
+VIEWS: dict[str, str] = {
+    "runs": """
+        CREATE OR REPLACE VIEW runs AS
+        SELECT
+            run_id,
+            min(trace_id) AS trace_id,
+            count(*) AS n_traces,
+            any_value(task_id) AS task_id,
+            any_value(service_name) AS service_name,
+            any_value(agent_name) AS agent_name,
+            any_value(session_id) AS session_id,
+            any_value(root_span_id) AS root_span_id,
+            min(start_time) AS start_time,
+            max(end_time) AS end_time,
+            date_diff('microsecond', min(start_time), max(end_time)) / 1000.0 AS duration_ms,
+            sum(n_spans)::BIGINT AS n_spans,
+            sum(n_executions)::BIGINT AS n_executions,
+            sum(n_requests)::BIGINT AS n_requests,
+            CASE WHEN bool_or(status = 'open') THEN 'open' ELSE 'complete' END AS status,
+            sum(version)::BIGINT AS version,
+            max(completed_at) AS completed_at,
+            any_value(attributes) AS attributes,
+            min(min_seq) AS min_seq,
+            max(max_seq) AS max_seq
+        FROM run_traces
+        GROUP BY run_id""",
+}
+
+
+def create_schema_sql() -> list[str]:
+    return [*TABLES.values(), *VIEWS.values()]

@@ -1,0 +1,108 @@
+"""Open traces in memory until their runs are complete (DESIGN §4: root ended + grace, or idle timeout).
+
+Owned by the writer thread: no locks. A trace that completed is retained for a while so that a late
+span re-opens it without reading the database, and a re-sent span is recognised as a duplicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from collector._model import SpanNode, ToolExecution, ToolRequest
+
+
+@dataclass(slots=True)
+class TraceState:
+    trace_id: str
+    nodes: dict[str, SpanNode] = field(default_factory=dict)
+    executions: dict[str, ToolExecution] = field(default_factory=dict)
+    requests: dict[tuple[str, int], ToolRequest] = field(default_factory=dict)
+    min_seq: int = 0
+    max_seq: int = 0
+    open_since_seq: int | None = None
+    last_seen: float = 0.0
+    has_root: bool = False
+    is_open: bool = True
+    # Whether rows for this trace may already be stored: None = not known yet (new to this process).
+    persisted: bool | None = None
+    version: int = 0
+    completed_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Recognised:
+    """One span as the ingest step hands it to the tracker."""
+
+    node: SpanNode
+    execution: ToolExecution | None
+    requests: tuple[ToolRequest, ...]
+
+
+class Tracker:
+    def __init__(self, grace_s: float, idle_timeout_s: float, retention_s: float) -> None:
+        self.grace_s = grace_s
+        self.idle_timeout_s = idle_timeout_s
+        self.retention_s = retention_s
+        self.traces: dict[str, TraceState] = {}
+
+    def add(self, trace_id: str, item: Recognised, seq: int, now: float) -> tuple[bool, bool]:
+        """Record a span. Returns (is_new_span, reopened): a re-sent span changes nothing."""
+        state = self.traces.get(trace_id)
+        if state is None:
+            state = self.traces[trace_id] = TraceState(trace_id, min_seq=seq)
+        span_id = item.node.span_id
+        if span_id in state.nodes:
+            return False, False
+        reopened = not state.is_open
+        if reopened:
+            state.is_open = True
+        if state.open_since_seq is None:
+            state.open_since_seq = seq
+        state.nodes[span_id] = item.node
+        if item.execution is not None:
+            state.executions[span_id] = item.execution
+        for request in item.requests:
+            state.requests[(span_id, request.position)] = request
+        state.min_seq = min(state.min_seq, seq)
+        state.max_seq = max(state.max_seq, seq)
+        state.last_seen = now
+        state.has_root = state.has_root or item.node.parent_span_id is None
+        return True, reopened
+
+    def due(self, now: float, *, force: bool = False) -> list[TraceState]:
+        """Open traces whose runs are complete now (all open traces when forced, e.g. at shutdown)."""
+        ready = []
+        for state in self.traces.values():
+            if not state.is_open:
+                continue
+            quiet = now - state.last_seen
+            if force or (state.has_root and quiet >= self.grace_s) or quiet >= self.idle_timeout_s:
+                ready.append(state)
+        return ready
+
+    def completed(self, states: Iterable[TraceState], now: float) -> None:
+        for state in states:
+            state.is_open = False
+            state.persisted = True
+            state.version += 1
+            state.open_since_seq = None
+            state.completed_at = now
+
+    def evict(self, now: float) -> int:
+        stale = [
+            trace_id
+            for trace_id, state in self.traces.items()
+            if not state.is_open and now - state.completed_at >= self.retention_s
+        ]
+        for trace_id in stale:
+            del self.traces[trace_id]
+        return len(stale)
+
+    def open_count(self) -> int:
+        return sum(1 for state in self.traces.values() if state.is_open)
+
+    def replay_floor(self, next_seq: int) -> int:
+        """Spans at or above this sequence number belong to traces not yet completed (crash replay)."""
+        opens = [s.open_since_seq for s in self.traces.values() if s.is_open and s.open_since_seq is not None]
+        return min(opens) if opens else next_seq

@@ -1,0 +1,355 @@
+"""The one writer: owns the read-write DuckDB connection and the run tracker, on its own thread.
+
+Receivers hand it decoded spans and wait: each request is answered only after the group commit that
+holds its spans (acknowledged means committed). Completing runs, re-reading stored spans after a
+restart and checkpointing happen on the same thread between batches, so nothing else ever writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+
+from collector._model import Span
+from collector._recognise import recognise
+from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
+from collector._rows import executions_table, requests_table, run_traces_table, spans_table
+from collector._stored_spans import load_traces, traces_since
+from collector._tracker import Recognised, TraceState, Tracker
+
+log = logging.getLogger("tracescore.writer")
+
+Done = Callable[[BaseException | None], None]
+
+
+class StoreUnavailable(RuntimeError):
+    """The spans were not stored; the client should retry (UNAVAILABLE / 503)."""
+
+
+@dataclass(slots=True)
+class WriteJob:
+    spans: list[Span]
+    recognised: list[Recognised]
+    done: Done
+
+
+@dataclass(frozen=True, slots=True)
+class WriterSettings:
+    grace_s: float = 2.0
+    idle_timeout_s: float = 30.0
+    retention_s: float = 300.0
+    max_batch_spans: int = 20_000
+    tick_s: float = 0.02
+    completion_interval_s: float = 0.1
+    checkpoint_interval_s: float = 60.0
+
+
+@dataclass(slots=True)
+class WriterStats:
+    spans_stored: int = 0
+    spans_duplicate: int = 0
+    batches: int = 0
+    traces_completed: int = 0
+    runs_completed: int = 0
+    write_failures: int = 0
+    last_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTrace:
+    trace_id: str
+    run_ids: tuple[str, ...]
+    version: int
+
+
+@dataclass(slots=True)
+class _Backlog:
+    spans: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, n: int) -> None:
+        with self.lock:
+            self.spans += n
+
+
+_STATE_REPLAY_FLOOR = "replay_floor_seq"
+
+
+class Writer:
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        settings: WriterSettings,
+        on_complete: Callable[[list[CompletedTrace]], None] | None = None,
+    ) -> None:
+        self._con = connection
+        self._settings = settings
+        self._on_complete = on_complete
+        self._queue: queue.SimpleQueue[WriteJob | None] = queue.SimpleQueue()
+        self._tracker = Tracker(settings.grace_s, settings.idle_timeout_s, settings.retention_s)
+        self._backlog = _Backlog()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tracescore-writer", daemon=True)
+        self.stats = WriterStats()
+        self.healthy = True
+        row = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchone()
+        self._next_seq = (row[0] if row else 0) + 1
+        self._replayed = self._replay()
+
+    # ---- called from other threads -------------------------------------------------------------
+
+    @property
+    def backlog_spans(self) -> int:
+        return self._backlog.spans
+
+    @property
+    def open_traces(self) -> int:
+        return self._tracker.open_count()
+
+    @property
+    def replayed_traces(self) -> int:
+        return self._replayed
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, job: WriteJob) -> None:
+        if self._stopping.is_set():
+            raise StoreUnavailable("tracescore is shutting down")
+        self._backlog.add(len(job.spans))
+        self._queue.put(job)
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Drain the queue, complete every open run, checkpoint and close."""
+        self._stopping.set()
+        self._queue.put(None)
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            log.error("writer did not finish within %.0f s; the WAL keeps what was committed", timeout_s)
+
+    # ---- the writer thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        last_completion = last_checkpoint = time.monotonic()
+        stop_seen = False
+        while True:
+            jobs, stop_seen = self._take(stop_seen)
+            if jobs:
+                self._write(jobs)
+            now = time.monotonic()
+            if now - last_completion >= self._settings.completion_interval_s:
+                self._complete(now)
+                self._tracker.evict(now)
+                last_completion = now
+            if now - last_checkpoint >= self._settings.checkpoint_interval_s:
+                self._checkpoint()
+                last_checkpoint = now
+            if stop_seen and self._queue.empty():
+                break
+        self._complete(time.monotonic(), force=True)
+        self._checkpoint()
+        self._con.close()
+
+    def _take(self, stop_seen: bool) -> tuple[list[WriteJob], bool]:
+        jobs: list[WriteJob] = []
+        count = 0
+        try:
+            item = self._queue.get(timeout=self._settings.tick_s)
+        except queue.Empty:
+            return jobs, stop_seen
+        while True:
+            if item is None:
+                stop_seen = True
+            else:
+                jobs.append(item)
+                count += len(item.spans)
+            if count >= self._settings.max_batch_spans:
+                break
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+        return jobs, stop_seen
+
+    def _write(self, jobs: list[WriteJob]) -> None:
+        seq = self._next_seq
+        unique: dict[tuple[str, str], tuple[Span, Recognised]] = {}
+        for job in jobs:
+            for span, item in zip(job.spans, job.recognised, strict=True):
+                unique.setdefault((span.trace_id, span.span_id), (span, item))
+        total = sum(len(job.spans) for job in jobs)
+        traces = self._tracker.traces
+        reopened = sorted(
+            {
+                trace_id
+                for (trace_id, span_id) in unique
+                if (state := traces.get(trace_id)) is not None
+                and not state.is_open
+                and span_id not in state.nodes
+            }
+        )
+        try:
+            table = spans_table([span for span, _ in unique.values()], seq, int(time.time() * 1e6))
+            self._con.begin()
+            stored = self._insert("spans", table, ignore_existing=True)
+            if reopened:
+                self._con.execute(
+                    "UPDATE run_traces SET status = 'open' WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [reopened],
+                )
+            self._con.commit()
+        except Exception as exc:
+            self._rollback()
+            self._failed(exc)
+            for job in jobs:
+                self._finish(job, StoreUnavailable(f"could not store spans: {exc}"))
+            return
+        self._next_seq += 1
+        self.healthy = True
+        self.stats.batches += 1
+        self.stats.spans_stored += stored
+        self.stats.spans_duplicate += total - stored
+        now = time.monotonic()
+        for span, item in unique.values():
+            self._tracker.add(span.trace_id, item, seq, now)
+        for job in jobs:
+            self._finish(job, None)
+
+    def _finish(self, job: WriteJob, error: BaseException | None) -> None:
+        self._backlog.add(-len(job.spans))
+        try:
+            job.done(error)
+        except Exception:  # a receiver's callback must never take the writer down
+            log.exception("answering a request failed")
+
+    def _insert(self, table_name: str, rows: pa.Table, *, ignore_existing: bool = False) -> int:
+        """Insert an Arrow batch; returns how many rows were new."""
+        if rows.num_rows == 0:
+            return 0
+        view = f"_batch_{table_name}"
+        self._con.register(view, rows)
+        try:
+            verb = "INSERT OR IGNORE INTO" if ignore_existing else "INSERT INTO"
+            columns = ", ".join(rows.column_names)
+            inserted = self._con.execute(f"{verb} {table_name} ({columns}) SELECT {columns} FROM {view}")
+            row = inserted.fetchone()
+            return int(row[0]) if row else 0
+        finally:
+            self._con.unregister(view)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(duckdb.Error):  # no transaction was open
+            self._con.rollback()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.healthy = False
+        self.stats.write_failures += 1
+        self.stats.last_error = str(exc)
+        log.error("write failed (answered as retryable): %s", exc, exc_info=exc)
+
+    # ---- run completion ------------------------------------------------------------------------
+
+    def _complete(self, now: float, *, force: bool = False) -> None:
+        due = self._tracker.due(now, force=force)
+        if not due:
+            return
+        try:
+            self._adopt_stored(due, now)
+            executions: list[tuple[ResolvedExecution, int]] = []
+            requests: list[tuple[ResolvedRequest, int]] = []
+            runs: list[tuple[RunSummary, int, int, int]] = []
+            completed = []
+            for state in due:
+                resolution = resolve_trace(
+                    state.trace_id, state.nodes, state.executions.values(), state.requests.values()
+                )
+                executions.extend((e, state.max_seq) for e in resolution.executions)
+                requests.extend((r, state.max_seq) for r in resolution.requests)
+                runs.extend((r, state.version + 1, state.min_seq, state.max_seq) for r in resolution.runs)
+                completed.append(
+                    CompletedTrace(
+                        state.trace_id, tuple(r.run_id for r in resolution.runs), state.version + 1
+                    )
+                )
+            replaced = [s.trace_id for s in due if s.persisted]
+            due_ids = {s.trace_id for s in due}
+            floor = min(
+                (
+                    s.open_since_seq
+                    for s in self._tracker.traces.values()
+                    if s.is_open and s.trace_id not in due_ids and s.open_since_seq is not None
+                ),
+                default=self._next_seq,
+            )
+            self._con.begin()
+            if replaced:
+                for table in ("executions", "tool_requests", "run_traces"):
+                    self._con.execute(
+                        f"DELETE FROM {table} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
+                    )
+            self._insert("executions", executions_table(executions))
+            self._insert("tool_requests", requests_table(requests))
+            self._insert("run_traces", run_traces_table(runs, int(time.time() * 1e6)))
+            self._con.execute(
+                "INSERT OR REPLACE INTO tracescore_state VALUES (?, ?)", [_STATE_REPLAY_FLOOR, floor]
+            )
+            self._con.commit()
+        except Exception as exc:
+            self._rollback()
+            self._failed(exc)
+            return
+        self._tracker.completed(due, now)
+        self.stats.traces_completed += len(due)
+        self.stats.runs_completed += len(runs)
+        if self._on_complete is not None:
+            try:
+                self._on_complete(completed)
+            except Exception:
+                log.exception("run-completion listener failed")
+
+    def _adopt_stored(self, due: list[TraceState], now: float) -> None:
+        """Traces new to this process may have been completed before (a restart, or a late span after
+        the trace left memory): merge their stored spans so the recomputed runs are whole."""
+        unknown = [s.trace_id for s in due if s.persisted is None]
+        if not unknown:
+            return
+        rows = self._con.execute(
+            "SELECT trace_id, max(version) FROM run_traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) "
+            "GROUP BY trace_id",
+            [unknown],
+        ).fetchall()
+        stored_versions: dict[str, int] = dict(rows)
+        for span, seq in load_traces(self._con, list(stored_versions)):
+            self._tracker.add(span.trace_id, recognise(span), seq, now)
+        for state in due:
+            if state.persisted is None:
+                state.persisted = state.trace_id in stored_versions
+                state.version = max(state.version, stored_versions.get(state.trace_id, 0))
+
+    def _replay(self) -> int:
+        """After a restart: traces whose spans were committed but whose runs were never completed."""
+        row = self._con.execute(
+            "SELECT value FROM tracescore_state WHERE key = ?", [_STATE_REPLAY_FLOOR]
+        ).fetchone()
+        floor = row[0] if row else 0
+        trace_ids = traces_since(self._con, floor)
+        now = time.monotonic()
+        for span, seq in load_traces(self._con, trace_ids):
+            self._tracker.add(span.trace_id, recognise(span), seq, now)
+        if trace_ids:
+            log.info("re-read %d trace(s) whose runs were not complete at the last stop", len(trace_ids))
+        return len(trace_ids)
+
+    def _checkpoint(self) -> None:
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            log.warning("checkpoint failed (the WAL keeps the data): %s", exc)

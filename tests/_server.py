@@ -1,0 +1,95 @@
+"""A real `tracescore serve` process on free loopback ports, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class ServeProcess:
+    db: Path
+    grpc_port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[str] | None = None
+    log_path: Path | None = None
+
+    @property
+    def grpc_endpoint(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/v1/traces"
+
+    def start(self, timeout_s: float = 30.0) -> ServeProcess:
+        self.log_path = self.db.with_suffix(".log")
+        args = [
+            sys.executable,
+            "-m",
+            "collector.cli",
+            "serve",
+            "--db",
+            str(self.db),
+            "--grpc",
+            self.grpc_endpoint,
+            "--http",
+            f"127.0.0.1:{self.http_port}",
+            "--grace-seconds",
+            "0.3",
+            *self.extra_args,
+        ]
+        log = self.log_path.open("a")
+        self.process = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, text=True, env={**os.environ, **self.env}
+        )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"serve exited with {self.process.returncode}:\n{self.log()}")
+            if _listening(self.grpc_port) and _listening(self.http_port):
+                return self
+            time.sleep(0.05)
+        raise TimeoutError(f"serve did not listen within {timeout_s}s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
+
+    def stop(self, timeout_s: float = 30.0) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout_s)
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Rows from the database file (the server must be stopped: DuckDB has one process per file)."""
+        with duckdb.connect(str(self.db), read_only=True) as connection:
+            return connection.execute(sql, params or []).fetchall()
