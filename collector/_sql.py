@@ -44,9 +44,12 @@ def query_file(path: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         raise explain_open_error(path, exc) from exc
     try:
         check_read_only(connection, sql)
-        result = connection.execute(sql)
-        columns = [d[0] for d in result.description or []]
-        return columns, result.fetchall()
+        try:
+            result = connection.execute(sql)
+            columns = [d[0] for d in result.description or []]
+            return columns, result.fetchall()
+        except duckdb.Error as exc:
+            raise SqlRefused(f"query failed: {exc}") from exc
     finally:
         connection.close()
 

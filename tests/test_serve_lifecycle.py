@@ -1,0 +1,131 @@
+"""The serve process's life: stop, restart, crash, late spans, one process per file, read-only SQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests._otlp import new_span_id, new_trace_id, post_json, request, span
+from tests._server import ServeProcess
+
+TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}
+
+
+def _agent_trace(trace_id: str, tools: int = 1) -> tuple[str, list[dict[str, object]]]:
+    root = new_span_id()
+    spans = [span(trace_id, root, "invoke_agent shop", attributes=AGENT)]
+    spans += [
+        span(trace_id, new_span_id(), "execute_tool lookup", parent=root, attributes=TOOL)
+        for _ in range(tools)
+    ]
+    return root, spans
+
+
+def _tracescore(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_sigterm_completes_open_runs_and_exits_zero(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "t.duckdb", extra_args=("--grace-seconds", "600")).start()
+    trace_id = new_trace_id()
+    root, spans = _agent_trace(trace_id, tools=2)
+    assert post_json(server.http_url, request(spans)) == (200, {})
+    assert server.stop() == 0
+    assert server.query("SELECT run_id, status, version, n_executions FROM runs") == [
+        (root, "complete", 1, 2)
+    ]
+    assert server.query("SELECT count(*) FROM executions WHERE run_id = ?", [root]) == [(2,)]
+
+
+def test_late_span_reopens_the_run_and_bumps_its_version(server: ServeProcess) -> None:
+    trace_id = new_trace_id()
+    root, spans = _agent_trace(trace_id)
+    post_json(server.http_url, request(spans))
+    time.sleep(1.5)  # grace is 0.3 s: the trace completes
+    late = span(trace_id, new_span_id(), "execute_tool lookup", parent=root, attributes=TOOL)
+    assert post_json(server.http_url, request([late]))[0] == 200
+    time.sleep(1.5)
+    assert server.stop() == 0
+    assert server.query("SELECT version, status, n_executions FROM run_traces") == [(2, "complete", 2)]
+    assert server.query("SELECT count(*) FROM executions") == [(2,)]
+
+
+def test_acknowledged_spans_survive_sigkill_and_their_runs_complete_after_restart(tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    server = ServeProcess(db, extra_args=("--grace-seconds", "600")).start()
+    trace_id = new_trace_id()
+    root, spans = _agent_trace(trace_id, tools=3)
+    assert post_json(server.http_url, request(spans))[0] == 200
+    server.kill()  # SIGKILL: acknowledged spans are in the WAL; the run was never completed
+
+    restarted = ServeProcess(db).start()
+    assert restarted.stop() == 0
+    assert restarted.query("SELECT count(*) FROM spans") == [(4,)]
+    assert restarted.query("SELECT run_id, n_executions, version FROM runs") == [(root, 3, 1)]
+
+
+def test_a_second_serve_on_the_same_file_fails_at_once_naming_the_holder(server: ServeProcess) -> None:
+    started = time.monotonic()
+    result = _tracescore("serve", "--db", str(server.db), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+    assert result.returncode == 2
+    assert time.monotonic() - started < 20
+    assert f"PID {server.process.pid}" in result.stderr or f"process {server.process.pid}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert server.process.poll() is None  # the first one keeps serving
+
+
+def test_sql_reads_and_refuses_writes(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "t.duckdb").start()
+    _, spans = _agent_trace(new_trace_id(), tools=2)
+    post_json(server.http_url, request(spans))
+    held = _tracescore("sql", "--db", str(server.db), "SELECT 1")
+    assert held.returncode == 2 and "in use by process" in held.stderr
+    server.stop()
+
+    ok = _tracescore(
+        "sql",
+        "--db",
+        str(server.db),
+        "--format",
+        "csv",
+        "SELECT tool_name, count(*) AS n FROM executions GROUP BY 1",
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines() == ["tool_name,n", "lookup,2"]
+    for statement in (
+        "DELETE FROM spans",
+        "COPY spans TO 'x.csv'",
+        "SELECT 1; SELECT 2",
+        "ATTACH 'y.duckdb'",
+    ):
+        refused = _tracescore("sql", "--db", str(server.db), statement)
+        assert refused.returncode == 2, statement
+        assert refused.stderr.startswith("tracescore: ") and "Traceback" not in refused.stderr
+    outside = _tracescore("sql", "--db", str(server.db), "SELECT * FROM read_csv('/etc/passwd')")
+    assert outside.returncode != 0 and "Traceback" not in outside.stderr
+    assert server.query("SELECT count(*) FROM spans") == [(3,)]
+
+
+def test_settings_come_from_the_environment_and_flags_win(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "serve", "--db", str(tmp_path / "env.duckdb")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TRACESCORE_GRACE_SECONDS": "not-a-number"},
+    )
+    assert result.returncode == 2
+    assert "TRACESCORE_GRACE_SECONDS" in result.stderr
+    remote = _tracescore("serve", "--db", str(tmp_path / "r.duckdb"), "--grpc", "0.0.0.0:4317")
+    assert remote.returncode == 2 and "loopback" in remote.stderr
