@@ -9,16 +9,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from collector import _scoring_commands as scoring_commands
 from collector._database import DatabaseError
 from collector._server import BindError, serve
 from collector._settings import SERVE_SETTINGS, SettingError, parse_address, resolve_serve_settings
 from collector._sql import SqlRefused, format_rows, query_file
+from scoring import DiffError, SpecError
 
 EXIT_USAGE = 2
 
 
-class UserError(Exception):
-    pass
+from collector._scoring_commands import UserError  # noqa: E402
 
 
 def _address(text: str) -> object:
@@ -80,12 +81,57 @@ def _sql_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("query", help='for example "SELECT tool_name, count(*) FROM executions GROUP BY 1"')
 
 
+def _score_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score complete runs against specs; exit 0 all passed, 1 any failed, 2 usage or spec error",
+    )
+    p.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
+    p.add_argument(
+        "--spec",
+        type=Path,
+        action="append",
+        required=True,
+        help="spec file (one spec or a list) or directory; repeatable",
+    )
+    p.add_argument("--run", help="score only this run id")
+    p.add_argument("--task", help="score only the runs of this task id")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
+
+
+def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("report", help="per-task pass rates, pass@k and pass^k over the rollouts of each task")
+    p.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
+    p.add_argument(
+        "--spec", type=Path, action="append", required=True, help="spec file or directory; repeatable"
+    )
+    p.add_argument("--task", help="only this task id")
+    p.add_argument("--k", type=int, help="k for pass@k and pass^k (default: each task's number of rollouts)")
+    p.add_argument("--format", choices=("table", "json", "html"), default="table")
+
+
+def _diff_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("diff", help="compare two saved results (score or report --format json) per task")
+    p.add_argument("before", type=Path)
+    p.add_argument("after", type=Path)
+    p.add_argument(
+        "--allow-spec-change",
+        action="store_true",
+        help="compare even when a spec's fingerprint differs between the two",
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tracescore", description="Score AI agents by what their tools did, from OpenTelemetry traces."
     )
     sub = parser.add_subparsers(dest="command", required=True)
     _serve_parser(sub)
+    _score_parser(sub)
+    _report_parser(sub)
+    _diff_parser(sub)
     _sql_parser(sub)
     return parser
 
@@ -104,19 +150,27 @@ def _run_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+COMMANDS = {
+    "serve": _run_serve,
+    "score": scoring_commands.run_score,
+    "report": scoring_commands.run_report,
+    "diff": scoring_commands.run_diff,
+    "sql": _run_sql,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "serve":
-            return _run_serve(args)
-        if args.command == "sql":
-            return _run_sql(args)
-    except (SettingError, DatabaseError, BindError, SqlRefused, UserError) as exc:
+        return COMMANDS[args.command](args)
+    except (SettingError, DatabaseError, BindError, SqlRefused, UserError, SpecError, DiffError) as exc:
         print(f"tracescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    return EXIT_USAGE
+    except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

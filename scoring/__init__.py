@@ -1,3 +1,44 @@
-"""tracescore's scoring: specs, evidence-only checks, verdicts (reads the stored tables, never OTLP)."""
+"""tracescore's scoring: specs, evidence-only checks, verdicts and rollout statistics.
 
-__all__: list[str] = []
+Scorers read the stored tables, never OTLP. Everything in `_modules` is private and may move.
+"""
+
+from scoring._aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
+from scoring._checks import CHECKS, Scoped, register_check
+from scoring._diff import DiffError, diff, load_results
+from scoring._evidence import Evidence, Execution, Request, Run
+from scoring._judge import judge
+from scoring._matching import json_equal, matches_subset
+from scoring._scorer import score_evidence, score_runs
+from scoring._spec import Spec, SpecError, load_specs
+from scoring._verdict import CheckResult, Verdict
+from scoring._verdict_store import ensure_verdict_schema, store_verdicts
+
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "DiffError",
+    "Evidence",
+    "Execution",
+    "Request",
+    "Run",
+    "Scoped",
+    "Spec",
+    "SpecError",
+    "TaskResult",
+    "Verdict",
+    "aggregate",
+    "diff",
+    "ensure_verdict_schema",
+    "json_equal",
+    "judge",
+    "load_results",
+    "load_specs",
+    "matches_subset",
+    "pass_at_k",
+    "pass_hat_k",
+    "register_check",
+    "score_evidence",
+    "score_runs",
+    "store_verdicts",
+]

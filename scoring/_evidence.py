@@ -1,0 +1,147 @@
+"""Evidence for scoring, read from the stored tables (never from OTLP).
+
+Scoring one run reads only that run's rows: the run is found through run_traces' key, and its
+executions through (trace_id, ingest_seq range), which DuckDB prunes by row-group min/max.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    span_id: str
+    tool_name: str
+    arguments: Any
+    arguments_valid: bool
+    error: bool
+    paused: bool
+    from_history: bool
+    duration_ms: float
+    agent_path: str | None
+    call_id: str | None
+
+    @property
+    def clean(self) -> bool:
+        """The evidence rule: it ran, under a name, without error, not paused, not replayed history."""
+        return bool(self.tool_name) and not self.error and not self.paused and not self.from_history
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    tool_name: str
+    call_id: str | None
+    executed: bool
+    agent_path: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    run_id: str
+    trace_id: str
+    task_id: str | None
+    service_name: str | None
+    agent_name: str | None
+    session_id: str | None
+    version: int
+    attributes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    run: Run
+    executions: tuple[Execution, ...]
+    requests: tuple[Request, ...]
+
+
+_RUN_COLUMNS = (
+    "run_id, min(trace_id), any_value(task_id), any_value(service_name), any_value(agent_name), "
+    "any_value(session_id), sum(version)::BIGINT, any_value(attributes), "
+    "list(trace_id), min(min_seq), max(max_seq)"
+)
+
+
+def _run(row: tuple[Any, ...]) -> tuple[Run, list[str], int, int]:
+    run = Run(
+        run_id=row[0],
+        trace_id=row[1],
+        task_id=row[2],
+        service_name=row[3],
+        agent_name=row[4],
+        session_id=row[5],
+        version=int(row[6]),
+        attributes=json.loads(row[7]) if row[7] else {},
+    )
+    return run, list(row[8]), int(row[9]), int(row[10])
+
+
+def complete_runs(
+    connection: duckdb.DuckDBPyConnection, *, run_id: str | None = None, task_id: str | None = None
+) -> list[tuple[Run, list[str], int, int]]:
+    """Complete runs (open ones are unscored, not failed), with their traces and ingest range."""
+    where, params = ["TRUE"], []
+    if run_id is not None:
+        where.append("run_id = ?")
+        params.append(run_id)
+    having = "bool_and(status = 'complete')"
+    if task_id is not None:
+        having += " AND any_value(task_id) = ?"
+        params.append(task_id)
+    rows = connection.execute(
+        f"SELECT {_RUN_COLUMNS} FROM run_traces WHERE {' AND '.join(where)} "
+        f"GROUP BY run_id HAVING {having} ORDER BY min(start_time), run_id",
+        params,
+    ).fetchall()
+    return [_run(row) for row in rows]
+
+
+def _arguments(text: str | None, raw: str | None) -> tuple[Any, bool]:
+    if text is not None:
+        return json.loads(text), True
+    return None, raw is None  # arguments that were sent but are not JSON can never match a spec
+
+
+def load_evidence(
+    connection: duckdb.DuckDBPyConnection, runs: list[tuple[Run, list[str], int, int]]
+) -> list[Evidence]:
+    """Executions and requests for these runs, in one pass per table."""
+    if not runs:
+        return []
+    trace_ids = sorted({t for _, traces, _, _ in runs for t in traces})
+    low = min(lo for _, _, lo, _ in runs)
+    high = max(hi for _, _, _, hi in runs)
+    wanted = {run.run_id for run, _, _, _ in runs}
+    executions: dict[str, list[Execution]] = {run_id: [] for run_id in wanted}
+    requests: dict[str, list[Request]] = {run_id: [] for run_id in wanted}
+    rows = connection.execute(
+        "SELECT run_id, span_id, tool_name, arguments, arguments_raw, error, paused, from_history, "
+        "duration_ms, agent_path, call_id FROM executions "
+        "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY start_time, span_id",
+        [low, high, trace_ids],
+    ).fetchall()
+    for row in rows:
+        if row[0] in executions:
+            arguments, valid = _arguments(row[3], row[4])
+            executions[row[0]].append(
+                Execution(
+                    row[1], row[2], arguments, valid, row[5], row[6], row[7], row[8] or 0.0, row[9], row[10]
+                )
+            )
+    rows = connection.execute(
+        "SELECT run_id, tool_name, call_id, execution_span_id IS NOT NULL, agent_path FROM tool_requests "
+        "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY requested_at, position",
+        [low, high, trace_ids],
+    ).fetchall()
+    for row in rows:
+        if row[0] in requests:
+            requests[row[0]].append(Request(row[1], row[2], row[3], row[4]))
+    return [
+        Evidence(run, tuple(executions[run.run_id]), tuple(requests[run.run_id])) for run, _, _, _ in runs
+    ]

@@ -1,0 +1,88 @@
+"""Verdicts: the judgement of one run against one spec (DESIGN §7), and their JSON form."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+VERDICT_SCHEMA_VERSION = 1
+
+Label = Literal["pass", "fail", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's outcome. `expected` holds the check's own arguments so it can be re-run."""
+
+    kind: str
+    target: str
+    satisfied: bool
+    detail: str
+    expected: Any = None
+    observed: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    run_id: str
+    trace_id: str
+    task: str | None
+    spec: str
+    spec_fingerprint: str
+    profile: str
+    passed: bool | None
+    value: float | None
+    label: Label
+    checks: tuple[CheckResult, ...]
+    missing_tools: tuple[str, ...]
+    additional_tools: tuple[str, ...]
+    failed_argument_checks: tuple[dict[str, Any], ...]
+    latency_violations: tuple[dict[str, Any], ...]
+    reason: str | None
+    run_version: int
+    gates: tuple[CheckResult, ...] = field(default=())
+    schema_version: int = VERDICT_SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in (
+            "checks",
+            "gates",
+            "missing_tools",
+            "additional_tools",
+            "failed_argument_checks",
+            "latency_violations",
+        ):
+            data[key] = list(data[key])
+        return data
+
+
+def error_verdict(
+    run_id: str,
+    trace_id: str,
+    task: str | None,
+    spec: str,
+    fingerprint: str,
+    profile: str,
+    run_version: int,
+    message: str,
+) -> Verdict:
+    """A scorer that raised: an `error` verdict for that run and spec, never a crashed batch."""
+    return Verdict(
+        run_id=run_id,
+        trace_id=trace_id,
+        task=task,
+        spec=spec,
+        spec_fingerprint=fingerprint,
+        profile=profile,
+        passed=None,
+        value=None,
+        label="error",
+        checks=(),
+        missing_tools=(),
+        additional_tools=(),
+        failed_argument_checks=(),
+        latency_violations=(),
+        reason=f"scoring failed: {message}",
+        run_version=run_version,
+    )
