@@ -123,11 +123,24 @@ def _diff_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
+def _demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "demo", help="run the sidecar, a scripted agent and the scorers end to end on the embedded default"
+    )
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=Path("tracescore-demo.duckdb"),
+        help="demo database file (rebuilt on each run)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tracescore", description="Score AI agents by what their tools did, from OpenTelemetry traces."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    _demo_parser(sub)
     _serve_parser(sub)
     _score_parser(sub)
     _report_parser(sub)
@@ -150,7 +163,15 @@ def _run_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_demo(args: argparse.Namespace) -> int:
+    from collector._demo import run_demo
+
+    settings = resolve_serve_settings({})
+    return run_demo(args.db, settings)
+
+
 COMMANDS = {
+    "demo": _run_demo,
     "serve": _run_serve,
     "score": scoring_commands.run_score,
     "report": scoring_commands.run_report,

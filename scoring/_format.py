@@ -30,7 +30,7 @@ def verdicts_text(verdicts: Sequence[Verdict]) -> str:
     rows = [
         [v.run_id, v.task or "-", v.spec, v.label.upper(), _number(v.value), v.reason or ""] for v in verdicts
     ]
-    out = _table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 32, 1: 24, 2: 28})
+    out = _table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 36, 1: 24, 2: 28})
     passed = sum(1 for v in verdicts if v.label == "pass")
     failed = sum(1 for v in verdicts if v.label == "fail")
     errors = len(verdicts) - passed - failed
