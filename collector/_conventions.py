@@ -21,6 +21,9 @@ _ADK_PAUSE_CALLS = {
     "adk_request_credential": "user_input",
 }
 _PYDANTIC_DEFERRALS = {"ApprovalRequired": "confirmation", "CallDeferred": "external_execution"}
+# After parallel calls ADK adds an `execute_tool (merged)` span for its dev UI. It re-records calls whose own
+# execute_tool spans are already there; taken as an execution it would be a tool nobody called.
+_ADK_MERGED_TOOLS = "(merged tools)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +183,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             break
     else:
         return None
+    if content.tool_name == _ADK_MERGED_TOOLS:
+        return None
     attrs = span.attributes
     exception = _exception_event(span)
     exception_type = _text(exception, "exception.type") if exception else None
@@ -198,7 +203,10 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         paused, pause_reason = True, "user_input"
 
     failure_stage = _text(attrs, "pydantic_ai.tool.failure_stage")
-    error_type = _text(attrs, "error.type") or exception_type
+    # pydantic-ai records the ValidationError as an `exception` event as well; the stage says more (the tool
+    # never ran), so it names the error type and the exception keeps the message.
+    stage_type = f"{failure_stage}_failed" if failure_stage is not None else None
+    error_type = _text(attrs, "error.type") or stage_type or exception_type
     error = (
         span.status_code == STATUS_ERROR
         or "error.type" in attrs
@@ -209,8 +217,6 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
         # not a failure of the tool.
         error, error_type = False, None
-    if failure_stage is not None and error_type is None:
-        error_type = f"{failure_stage}_failed"
     error_message = None
     if error:
         error_message = span.status_message or (_text(exception, "exception.message") if exception else None)

@@ -150,3 +150,5 @@ class SpanNode:
     session_id: str | None
     service_name: str | None
     attributes_for_select: dict[str, Any] = field(default_factory=dict)
+    # Google ADK writes its invocation (run) id on the LLM spans inside an agent, not on the agent span.
+    inner_run_id: str | None = None

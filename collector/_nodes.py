@@ -71,4 +71,5 @@ def span_node(span: Span) -> SpanNode:
         session_id=_first_text(attrs, _SESSION_KEYS),
         service_name=span.resource.service_name,
         attributes_for_select={**span.resource.attributes, **attrs} if keep_attributes else {},
+        inner_run_id=_first_text(attrs, ("gcp.vertex.agent.invocation_id",)) if agent is None else None,
     )

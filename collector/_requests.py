@@ -47,17 +47,31 @@ def _request(span: Span, position: int, call: dict[str, Any], encoding: str) -> 
     )
 
 
+# The semconv event that may carry `gen_ai.output.messages` instead of the span (Strands, latest mode).
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _output_tool_calls(value: Any) -> list[tuple[dict[str, Any], str]]:
+    """The `tool_call` parts of a `gen_ai.output.messages` value (JSON text or structured)."""
+    messages = load_json_text(value)
+    calls: list[tuple[dict[str, Any], str]] = []
+    for message in messages if isinstance(messages, list) else []:
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                calls.append((part, "gen_ai"))
+    return calls
+
+
 def extract_requests(span: Span) -> list[ToolRequest]:
     """Every tool call requested on this span, in the order the model gave them."""
     attrs = span.attributes
-    calls: list[tuple[dict[str, Any], str]] = []
-    messages = load_json_text(attrs.get("gen_ai.output.messages"))
-    if isinstance(messages, list):
-        for message in messages:
-            parts = message.get("parts") if isinstance(message, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                if isinstance(part, dict) and part.get("type") == "tool_call":
-                    calls.append((part, "gen_ai"))
+    calls = _output_tool_calls(attrs.get("gen_ai.output.messages"))
+    if "gen_ai.output.messages" not in attrs:
+        # Only when the span attribute is absent: an emitter that sets both would count every call twice.
+        for event in span.events:
+            if event.name == _DETAILS_EVENT:
+                calls.extend(_output_tool_calls(event.attributes.get("gen_ai.output.messages")))
     if not calls and any(key.startswith("llm.output_messages.") for key in attrs):
         for _, call in sorted(_flattened(span, _OPENINFERENCE, "llm.output_messages.").items()):
             calls.append((call, "openinference"))

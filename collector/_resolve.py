@@ -68,6 +68,7 @@ class _Tree:
         self.trace_id = trace_id
         self.nodes = nodes
         self._chains: dict[str, list[SpanNode]] = {}
+        self._inner: dict[str, str] | None = None
         explicit = sorted((n.start_ns, n.span_id) for n in nodes.values() if n.explicit_run_id)
         self.trace_explicit = nodes[explicit[0][1]].explicit_run_id if explicit else None
         outermost = {a.span_id for n in nodes.values() if n.agent and (a := self.outermost_agent(n.span_id))}
@@ -89,6 +90,16 @@ class _Tree:
         self._chains[span_id] = chain
         return chain
 
+    def inner_run_id(self, agent_span_id: str) -> str | None:
+        """A run id written below the agent span (ADK's invocation id), earliest span first."""
+        if self._inner is None:
+            self._inner = {}
+            for node in sorted(self.nodes.values(), key=lambda n: n.start_ns):
+                if node.inner_run_id:
+                    for ancestor in self.chain(node.span_id)[1:]:
+                        self._inner.setdefault(ancestor.span_id, node.inner_run_id)
+        return self._inner.get(agent_span_id)
+
     def outermost_agent(self, span_id: str) -> SpanNode | None:
         agents = [n for n in self.chain(span_id) if n.agent]
         return agents[-1] if agents else None
@@ -101,7 +112,7 @@ class _Tree:
         if explicit:
             run_id = explicit
         elif run_root is not None and run_root.agent is not None:
-            run_id = run_root.agent.run_id or run_root.span_id
+            run_id = run_root.agent.run_id or self.inner_run_id(run_root.span_id) or run_root.span_id
         else:
             run_id = self.trace_id
         task = next((n.task_id for n in chain if n.task_id), None)
