@@ -4,7 +4,7 @@ Builds tracescore databases holding 1 k, 100 k and 1 M complete runs (3 executio
 each, written in completion order with growing ingest_seq, as the writer does), then times
 `score_runs(..., run_id=X)` for runs picked across the history. Prints a table and writes JSON.
 
-    .venv/bin/python bench/score_history.py [--sizes 1000,100000,1000000] [--out bench/results/score_history.json]
+    .venv/bin/python bench/score_history.py [--sizes 1000,100000,1000000]
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def build(path: Path, runs: int) -> None:
     connection.execute(
         """
         INSERT INTO executions
-        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i), substr(md5('span' || i || '-' || j), 1, 16),
+        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i),
+               substr(md5('span' || i || '-' || j), 1, 16),
                substr(md5('root' || i), 1, 16), ['lookup', 'quote', 'notify'][j + 1], NULL, NULL,
                '{"region":"north","service":"priority","padding":"' || repeat('x', 120) || '"}', NULL, NULL,
                '"ok"', false, NULL, NULL, false, NULL, false,
@@ -116,15 +117,18 @@ def main() -> None:
                 "score_one_run_p99_ms": round(sorted(timings)[int(len(timings) * 0.99) - 1], 2),
             }
             results.append(row)
+            p50, p99 = row["score_one_run_p50_ms"], row["score_one_run_p99_ms"]
             print(
-                f"{runs:>9} runs ({runs * 3:>9} executions): score one run p50 {row['score_one_run_p50_ms']:7.2f} ms"
-                f"  p99 {row['score_one_run_p99_ms']:7.2f} ms   (built in {built:.1f} s)",
+                f"{runs:>9} runs ({runs * 3:>9} executions): score one run p50 {p50:7.2f} ms  "
+                f"p99 {p99:7.2f} ms   (built in {built:.1f} s)",
                 flush=True,
             )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     base = results[0]["score_one_run_p50_ms"]
-    print(f"largest / smallest history, p50: {results[-1]['score_one_run_p50_ms'] / base:.2f}x  -> {args.out}")
+    print(
+        f"largest / smallest history, p50: {results[-1]['score_one_run_p50_ms'] / base:.2f}x  -> {args.out}"
+    )
 
 
 if __name__ == "__main__":

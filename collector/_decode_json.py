@@ -13,7 +13,7 @@ import binascii
 import json
 from typing import Any
 
-from collector._decoded import DecodedRequest, UndecodableRequest, span_problem
+from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
 from collector._model import Resource, Span, SpanEvent, SpanLink
 
 _HEX = frozenset("0123456789abcdef")
@@ -155,17 +155,21 @@ def _span(raw: Any, resource: Resource) -> Span:
         )
         for e in _list(raw.get("events"))
     )
-    links = []
+    links, bad_links = [], 0
     for raw_link in _list(raw.get("links")):
         link = _dict(raw_link)
-        link_trace = _hex_id(link.get("traceId"), "link traceId", 16)
-        link_span = _hex_id(link.get("spanId"), "link spanId", 8)
+        try:
+            link_trace = _hex_id(link.get("traceId"), "link traceId", 16)
+            link_span = _hex_id(link.get("spanId"), "link spanId", 8)
+        except _BadSpan:
+            bad_links += 1  # a malformed link does not make the span bad: it is dropped and counted
+            continue
         assert link_trace is not None and link_span is not None
         links.append(SpanLink(link_trace, link_span, _attributes(link.get("attributes"))))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
-        parent_span_id=_hex_id(raw.get("parentSpanId"), "parentSpanId", 8, optional=True),
+        parent_span_id=parent_or_root(_hex_id(raw.get("parentSpanId"), "parentSpanId", 8, optional=True)),
         name=_text(raw.get("name"), "name"),
         kind=_enum(raw.get("kind"), _SPAN_KINDS, "kind"),
         start_ns=_uint(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
@@ -180,7 +184,7 @@ def _span(raw: Any, resource: Resource) -> Span:
         flags=_uint(raw.get("flags"), "flags"),
         dropped_attributes_count=_uint(raw.get("droppedAttributesCount"), "droppedAttributesCount"),
         dropped_events_count=_uint(raw.get("droppedEventsCount"), "droppedEventsCount"),
-        dropped_links_count=_uint(raw.get("droppedLinksCount"), "droppedLinksCount"),
+        dropped_links_count=_uint(raw.get("droppedLinksCount"), "droppedLinksCount") + bad_links,
     )
 
 

@@ -8,7 +8,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from collector._decoded import DecodedRequest, UndecodableRequest, span_problem
+from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
 from collector._model import Resource, Span, SpanEvent, SpanLink
 
 
@@ -54,13 +54,19 @@ def decode_protobuf(body: bytes) -> DecodedRequest:
             for pb in scope_spans.spans:
                 trace_id = pb.trace_id.hex()
                 span_id = pb.span_id.hex()
-                parent = pb.parent_span_id.hex() or None
+                parent = parent_or_root(pb.parent_span_id.hex())
                 problem = span_problem(
                     trace_id, span_id, parent, pb.name, pb.start_time_unix_nano, pb.end_time_unix_nano
                 )
                 if problem:
                     decoded.reject(problem)
                     continue
+                # A malformed link does not make the span bad: it is dropped and counted as dropped.
+                links = tuple(
+                    SpanLink(link.trace_id.hex(), link.span_id.hex(), attributes(link.attributes))
+                    for link in pb.links
+                    if len(link.trace_id) == 16 and len(link.span_id) == 8
+                )
                 decoded.spans.append(
                     Span(
                         trace_id=trace_id,
@@ -76,16 +82,13 @@ def decode_protobuf(body: bytes) -> DecodedRequest:
                         events=tuple(
                             SpanEvent(e.name, e.time_unix_nano, attributes(e.attributes)) for e in pb.events
                         ),
-                        links=tuple(
-                            SpanLink(link.trace_id.hex(), link.span_id.hex(), attributes(link.attributes))
-                            for link in pb.links
-                        ),
+                        links=links,
                         resource=resource,
                         trace_state=pb.trace_state,
                         flags=pb.flags,
                         dropped_attributes_count=pb.dropped_attributes_count,
                         dropped_events_count=pb.dropped_events_count,
-                        dropped_links_count=pb.dropped_links_count,
+                        dropped_links_count=pb.dropped_links_count + len(pb.links) - len(links),
                     )
                 )
     return decoded

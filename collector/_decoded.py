@@ -34,6 +34,17 @@ ZERO_SPAN_ID = "0" * 16
 _MAX_TIME_NS = 2**63 - 1
 
 
+def parent_or_root(parent_span_id: str | None) -> str | None:
+    """The parent id as stored: None for a root span.
+
+    All zeros is W3C's invalid span id, which some converters send for "no parent" (the Collector's
+    pdata reads it as empty too); kept as a parent, the span would wait for a parent that never comes.
+    """
+    if not parent_span_id or parent_span_id == ZERO_SPAN_ID:
+        return None
+    return parent_span_id
+
+
 def span_problem(
     trace_id: str, span_id: str, parent_span_id: str | None, name: str, start_ns: int, end_ns: int
 ) -> str | None:

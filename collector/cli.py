@@ -64,6 +64,12 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=int,
         help=f"back-pressure threshold (default 200000; {env['max_backlog_spans']})",
     )
+    p.add_argument(
+        "--retry-after-seconds",
+        dest="retry_after_seconds",
+        type=int,
+        help=f"back-off asked of clients on overload (default 1; {env['retry_after_seconds']})",
+    )
     p.add_argument("--memory-limit", dest="memory_limit", help=f"DuckDB memory_limit ({env['memory_limit']})")
     p.add_argument(
         "--allow-remote",
