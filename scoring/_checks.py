@@ -47,7 +47,7 @@ def register_check(kind: str) -> Callable[[CheckFunction], CheckFunction]:
 def attempt_states(tool: str, evidence: Scoped) -> list[str]:
     """How a tool with no clean execution was nonetheless attempted, for people reading a failure."""
     states = []
-    named = [e for e in evidence.executions if e.tool_name == tool]
+    named = [e for e in evidence.executions if e.tool_name == tool and not e.from_history]
     if any(e.error for e in named):
         states.append("errored")
     if any(e.paused for e in named):
@@ -89,8 +89,8 @@ def arguments(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     for tool in spec.arguments or {}:
         calls = [e for e in evidence.clean if e.tool_name == tool]
         for expected in spec.argument_specs(tool):
-            satisfied = any(
-                matches_subset(expected, call.arguments) for call in calls if call.arguments_valid
+            satisfied = any(  # arguments that are not JSON match `{}` (any clean call) and nothing else
+                matches_subset(expected, call.arguments if call.arguments_valid else None) for call in calls
             )
             if satisfied:
                 detail = f"a clean {tool} call has arguments {_compact(expected)}"

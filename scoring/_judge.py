@@ -51,18 +51,20 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
         )
 
     notes = []
-    if not view.executions:
+    if not evidence.executions:  # at all: a leader-scoped run whose members ran tools had executions
         notes.append("run has no tool executions")
     notes.extend(c.detail for c in checks if not c.satisfied and c.kind != "latency")
     if strict_failed:
         notes.append(f"unexpected tools not allowed: {', '.join(additional)}")
     notes.extend(c.detail for c in checks if not c.satisfied and c.kind == "latency")
+    if not checks:  # only latency bounds, none of which applied: nothing failed, nothing to measure
+        notes.append("no check applied: no clean execution of a tool with a latency bound")
     if left_out:
         notes.append(f"{left_out} member execution(s) left out (scope: leader)")
 
     satisfied = sum(1 for c in checks if c.satisfied)
-    value = satisfied / len(checks) if checks else 0.0
-    passed = bool(checks) and satisfied == len(checks) and not strict_failed
+    value = satisfied / len(checks) if checks else None
+    passed = satisfied == len(checks) and not strict_failed
     missing = tuple(
         f"{c.target} ({'; '.join(c.observed)})" if c.observed else c.target
         for c in checks

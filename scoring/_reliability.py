@@ -64,8 +64,8 @@ def judge_reliability(spec: Spec, evidence: Evidence) -> Verdict:
         if tool in missing_names:
             continue
         specs = spec.argument_specs(tool)
-        candidates = [
-            _args(e.arguments) for e in named if e.clean and e.tool_name == tool and e.arguments_valid
+        candidates = [  # arguments that are not JSON count as {}: the call ran, its values cannot match
+            _args(e.arguments) if e.arguments_valid else {} for e in named if e.clean and e.tool_name == tool
         ]
         ok = bool(candidates) and all(any(matches_subset(s, c) for c in candidates) for s in specs)
         detail = (

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
@@ -23,7 +35,8 @@ class SpecError(ValueError):
 class Latency(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    max_ms: dict[str, float] = Field(
+    # Strict: `true` or "5" is a mistake in a spec file, not a 1 ms or 5 ms bound.
+    max_ms: dict[str, StrictFloat | StrictInt] = Field(
         description='upper bound per tool in milliseconds; "*" applies to every tool not named'
     )
 
@@ -31,7 +44,7 @@ class Latency(BaseModel):
     @classmethod
     def _positive(cls, bounds: dict[str, float]) -> dict[str, float]:
         for tool, bound in bounds.items():
-            if bound <= 0:
+            if not bound > 0:  # NaN too
                 raise ValueError(f"max_ms for {tool!r} must be greater than 0, got {bound}")
         if not bounds:
             raise ValueError('max_ms is empty: name at least one tool (or "*") and its bound')
@@ -48,7 +61,7 @@ class Spec(BaseModel):
     scope: Literal["all", "leader"] = "all"
     expected_tools: list[str] | None = None
     arguments: dict[str, ArgumentSpec | list[ArgumentSpec]] | None = None
-    allow_additional: bool | None = None
+    allow_additional: StrictBool | None = None  # "no" must not quietly mean false
     strict_counts: Literal["executions", "attempts"] | None = None
     latency: Latency | None = None
     profile: Literal["default", "reliability_eval"] = "default"
@@ -67,6 +80,24 @@ class Spec(BaseModel):
             raise ValueError("tool names must not be empty")
         return value
 
+    @field_validator("arguments")
+    @classmethod
+    def _json_values(
+        cls, value: dict[str, ArgumentSpec | list[ArgumentSpec]] | None
+    ) -> dict[str, ArgumentSpec | list[ArgumentSpec]] | None:
+        for tool, specs in (value or {}).items():
+            if not tool:
+                raise ValueError("tool names must not be empty")
+            for spec in specs if isinstance(specs, list) else [specs]:
+                for key, expected in spec.items():
+                    problem = _not_json(expected)
+                    if problem:
+                        raise ValueError(
+                            f"{tool}.{key}: {problem}, which no JSON argument can equal "
+                            "(in YAML, quote dates and times: '2024-01-01')"
+                        )
+        return value
+
     @model_validator(mode="after")
     def _checks_something(self) -> Spec:
         reliability = self.profile == "reliability_eval"
@@ -76,6 +107,11 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
+        if reliability and self.latency is not None:
+            raise ValueError(
+                "latency is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
+                "latency check): remove it, or use profile: default"
+            )
         has_checks = bool(self.expected_tools) or bool(self.arguments) or self.latency is not None
         polices = reliability and self.expected_tools is not None
         if not has_checks and not polices:
@@ -112,6 +148,21 @@ class Spec(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _not_json(value: Any) -> str | None:
+    """Why a spec value is not a JSON value (YAML also makes dates, times and NaN), or None."""
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a JSON number"
+    if isinstance(value, list):
+        return next((p for p in map(_not_json, value) if p), None)
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return "an object key is not a string"
+        return next((p for p in map(_not_json, value.values()) if p), None)
+    return f"{value!r} is a {type(value).__name__}, not a JSON value"
+
+
 def _documents(path: Path) -> list[Any]:
     size = path.stat().st_size
     if size > _MAX_SPEC_FILE_BYTES:
@@ -122,11 +173,19 @@ def _documents(path: Path) -> list[Any]:
             return [json.loads(text)]
         return [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
-        raise SpecError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
+        raise SpecError(f"{path}: not valid {kind}: {exc}") from exc
 
 
 def _location(error: Any) -> str:
     return ".".join(str(part) for part in error["loc"]) or "(spec)"
+
+
+def _unknown_key(loc: tuple[Any, ...]) -> str:
+    known = list(Latency.model_fields if loc[:1] == ("latency",) else Spec.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key; {hint}known keys are {', '.join(known)}"
 
 
 def _spec(path: Path, index: int, raw: Any) -> Spec:
@@ -142,7 +201,7 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
         for error in exc.errors():
             message = str(error["msg"]).removeprefix("Value error, ")
             if error["type"] == "extra_forbidden":
-                message = f"unknown key; known keys are {', '.join(Spec.model_fields)}"
+                message = _unknown_key(error["loc"])
             problems.append(f"{_location(error)}: {message}")
         raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
     except RecursionError as exc:
@@ -165,6 +224,7 @@ _SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 def load_specs(paths: list[Path]) -> list[Spec]:
     """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
     specs: list[Spec] = []
+    origins: dict[str, list[Path]] = {}
     for path in paths:
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
@@ -175,11 +235,16 @@ def load_specs(paths: list[Path]) -> list[Spec]:
         else:
             raise SpecError(f"{path}: no such file or directory")
         for file in files:
-            specs.extend(load_spec_file(file))
-    seen: dict[str, int] = {}
-    for spec in specs:
-        seen[spec.name] = seen.get(spec.name, 0) + 1
-    duplicates = sorted(name for name, count in seen.items() if count > 1)
+            for spec in load_spec_file(file):
+                specs.append(spec)
+                origins.setdefault(spec.name, []).append(file)
+    duplicates = [
+        f"spec {name!r} in {', '.join(str(f) for f in where)}"
+        for name, where in sorted(origins.items())
+        if len(where) > 1
+    ]
     if duplicates:
-        raise SpecError(f"spec names must be unique; used more than once: {', '.join(duplicates)}")
+        raise SpecError(
+            f"{'; '.join(duplicates)}: the name is used more than once; give each spec a unique name"
+        )
     return specs
