@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test check lint format clean
+.PHONY: install demo serve test check lint format clean proto
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ check: install
 
 test: check
 	$(BIN)/python -m pytest -q
+
+proto: install
+	$(BIN)/python proto/generate.py
 
 format: install
 	$(BIN)/ruff format .

@@ -53,6 +53,9 @@ def open_writer(
     connection.execute("SET checkpoint_threshold = '256MB'")
     for statement in create_schema_sql():
         connection.execute(statement)
+    # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
+    # (settings are instance-wide; the writer itself only uses registered Arrow batches).
+    connection.execute("SET enable_external_access = false")
     current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
     stored = current[0] if current else None
     if stored is None:

@@ -7,6 +7,8 @@ clients do not retry an oversize request).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
@@ -65,7 +67,12 @@ def export_handler(ingest: Ingest) -> grpc.RpcMethodHandler:
     return grpc.unary_unary_rpc_method_handler(export)
 
 
-async def start_grpc(ingest: Ingest, address: str, max_request_bytes: int) -> tuple[grpc.aio.Server, int]:
+async def start_grpc(
+    ingest: Ingest,
+    address: str,
+    max_request_bytes: int,
+    add_services: Callable[[grpc.aio.Server], None] | None = None,
+) -> tuple[grpc.aio.Server, int]:
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", max_request_bytes),
@@ -76,6 +83,8 @@ async def start_grpc(ingest: Ingest, address: str, max_request_bytes: int) -> tu
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE, {"Export": export_handler(ingest)}),)
     )
+    if add_services is not None:
+        add_services(server)
     port = server.add_insecure_port(address)
     await server.start()
     return server, port

@@ -9,6 +9,7 @@ import asyncio
 from dataclasses import dataclass
 
 from collector._decoded import DecodedRequest
+from collector._model import OWN_SCOPE
 from collector._recognise import recognise
 from collector._writer import StoreUnavailable, WriteJob, Writer
 
@@ -21,6 +22,7 @@ class IngestStats:
     requests_refused: int = 0
     requests_invalid: int = 0
     requests_oversize: int = 0
+    spans_own_ignored: int = 0
 
 
 class Ingest:
@@ -53,7 +55,9 @@ class Ingest:
         self.stats.requests += 1
         self.stats.spans_received += len(decoded.spans) + decoded.rejected
         self.stats.spans_rejected += decoded.rejected
-        if not decoded.spans:
+        spans = [s for s in decoded.spans if s.resource.scope_name != OWN_SCOPE]
+        self.stats.spans_own_ignored += len(decoded.spans) - len(spans)
+        if not spans:
             return
         loop = asyncio.get_running_loop()
         committed: asyncio.Future[None] = loop.create_future()
@@ -61,8 +65,8 @@ class Ingest:
         def done(error: BaseException | None) -> None:
             loop.call_soon_threadsafe(_settle, committed, error)
 
-        recognised = [recognise(span) for span in decoded.spans]
-        self._writer.submit(WriteJob(decoded.spans, recognised, done))
+        recognised = [recognise(span) for span in spans]
+        self._writer.submit(WriteJob(spans, recognised, done))
         await committed
 
 

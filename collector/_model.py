@@ -8,6 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The instrumentation scope of what tracescore itself emits (verdict spans and metrics); spans of this
+# scope that come back through the user's pipeline are recognised and ignored.
+OWN_SCOPE = "tracescore"
+
 # OTLP status codes (trace.proto Status.StatusCode).
 STATUS_UNSET = 0
 STATUS_OK = 1

@@ -1,4 +1,5 @@
-"""`tracescore score`, `report` and `diff`: the scoring package driven from the CLI.
+"""`tracescore score`, `report`, `diff`, `sql` and `watch`: the same output whether they read the file
+or, when a server holds it, ask that server (`--server URL`, or found through `<db>.api.json`).
 
 The CLI owns the database file (opening it, and saying clearly when another process holds it);
 scoring gets a connection and never knows where it came from.
@@ -8,12 +9,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
+import urllib.parse
 from pathlib import Path
 
 import duckdb
 
+from collector import _client as client
 from collector._database import DatabaseError, explain_open_error
+from collector._sql import format_rows, query_file
 from scoring import (
+    Spec,
+    TaskResult,
+    Verdict,
     aggregate,
     diff,
     ensure_verdict_schema,
@@ -21,6 +30,7 @@ from scoring import (
     load_specs,
     score_runs,
     store_verdicts,
+    verdict_from_dict,
 )
 from scoring._format import tasks_html, tasks_json, tasks_text, verdicts_json, verdicts_text
 
@@ -47,8 +57,20 @@ def _connect(path: Path, *, write: bool) -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def run_score(args: argparse.Namespace) -> int:
-    specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
+def _spec_payload(specs: list[Spec]) -> list[dict[str, object]]:
+    return [s.model_dump(mode="json", exclude_none=True) for s in specs]
+
+
+def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
+    server = client.discover(args.db, args.server)
+    if server is not None:
+        payload = {
+            "specs": _spec_payload(specs),
+            "run": args.run,
+            "task": args.task,
+            "store": not args.no_store,
+        }
+        return [verdict_from_dict(v) for v in client.post(server, "/api/v1/score", payload)]
     connection = _connect(args.db, write=not args.no_store)
     try:
         verdicts = list(score_runs(connection, specs, run_id=args.run, task_id=args.task))
@@ -57,6 +79,12 @@ def run_score(args: argparse.Namespace) -> int:
             store_verdicts(connection, verdicts)
     finally:
         connection.close()
+    return verdicts
+
+
+def run_score(args: argparse.Namespace) -> int:
+    specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
+    verdicts = _score(args, specs)
     print(verdicts_json(verdicts) if args.format == "json" else verdicts_text(verdicts))
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
@@ -65,15 +93,68 @@ def run_report(args: argparse.Namespace) -> int:
     if args.k is not None and args.k < 1:
         raise UserError("--k must be 1 or more")
     specs = load_specs(args.spec)
-    connection = _connect(args.db, write=False)
-    try:
-        verdicts = list(score_runs(connection, specs, task_id=args.task))
-    finally:
-        connection.close()
-    results = aggregate(verdicts, k=args.k)
+    server = client.discover(args.db, args.server)
+    if server is not None:
+        payload = {"specs": _spec_payload(specs), "task": args.task, "k": args.k}
+        results = [TaskResult(**r) for r in client.post(server, "/api/v1/report", payload)]
+    else:
+        connection = _connect(args.db, write=False)
+        try:
+            verdicts = list(score_runs(connection, specs, task_id=args.task))
+        finally:
+            connection.close()
+        results = aggregate(verdicts, k=args.k)
     render = {"json": tasks_json, "html": tasks_html}.get(args.format, tasks_text)
     print(render(results))
     return EXIT_OK
+
+
+def run_sql(args: argparse.Namespace) -> int:
+    server = client.discover(args.db, args.server)
+    if server is not None:
+        answer = client.post(server, "/api/v1/sql", {"query": args.query})
+        columns, rows = answer["columns"], [tuple(r) for r in answer["rows"]]
+    else:
+        columns, rows = query_file(args.db, args.query)
+    print(format_rows(columns, rows, args.format))
+    return EXIT_OK
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """Print verdicts as they arrive; with --count, stop after that many (exit 1 if any failed)."""
+    server = client.discover(args.db, args.server)
+    if server is None:
+        raise DatabaseError(
+            f"no running tracescore server holds {args.db}; start "
+            f"`tracescore serve --db {args.db} --specs …` or pass --server URL"
+        )
+    query = {"spec": args.spec or "", "run": args.run or "", "existing": "true" if args.existing else ""}
+    path = "/api/v1/verdicts/watch?" + urllib.parse.urlencode({k: v for k, v in query.items() if v})
+    seen: list[Verdict] = []
+    deadline = time.monotonic() + args.timeout if args.timeout else None
+    try:
+        for data in client.stream(server, path, timeout_s=args.timeout):
+            verdict = verdict_from_dict({k: v for k, v in data.items() if k != "scored_at"})
+            seen.append(verdict)
+            if args.format == "json":
+                print(json.dumps(data), flush=True)
+            else:
+                value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+                print(
+                    f"{verdict.label.upper():<5} {verdict.spec:<24} run {verdict.run_id} "
+                    f"(v{verdict.run_version}) value {value}  {verdict.reason or ''}".rstrip(),
+                    flush=True,
+                )
+            if args.count and len(seen) >= args.count:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                break
+    except TimeoutError:
+        print(f"tracescore: no verdict within {args.timeout:g} s", file=sys.stderr)
+        return EXIT_FAILED
+    if args.count and len(seen) < args.count:
+        return EXIT_FAILED
+    return EXIT_OK if all(v.label == "pass" for v in seen) else EXIT_FAILED
 
 
 def run_diff(args: argparse.Namespace) -> int:

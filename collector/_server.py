@@ -1,21 +1,38 @@
-"""`tracescore serve`: the writer, both receivers, and an orderly stop on SIGTERM/SIGINT."""
+"""`tracescore serve`: the writer, online scoring, both receivers and the APIs, and an orderly stop.
+
+Stop order (SIGTERM/SIGINT): readiness fails and new OTLP requests get retryable refusals; the writer
+drains its queue and completes every open run; online scoring finishes those runs; watch streams get
+their last verdicts and end; the listeners close; the database is checkpointed and closed.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
 import logging
+import os
 import signal
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from aiohttp import web
 
+from collector._api_grpc import add_api
+from collector._api_http import HttpApi
 from collector._database import open_writer
 from collector._grpc_receiver import start_grpc
 from collector._http_receiver import build_app, start_http
+from collector._hub import VerdictHub
 from collector._ingest import Ingest
+from collector._online import OnlineScorer
+from collector._services import Services
 from collector._settings import ServeSettings
-from collector._writer import Writer, WriterSettings
+from collector._spec_source import SpecSource
+from collector._verdict_export import ExportSettings, VerdictExporter
+from collector._writer import CompletedTrace, Writer, WriterSettings
 
 log = logging.getLogger("tracescore.serve")
 
@@ -24,18 +41,55 @@ class BindError(RuntimeError):
     pass
 
 
+class PluginError(RuntimeError):
+    pass
+
+
 @dataclass(slots=True)
 class Running:
-    writer: Writer
-    ingest: Ingest
+    services: Services
     grpc_server: grpc.aio.Server
     http_runner: web.AppRunner
     grpc_port: int
     http_port: int
+    api_file: Path
+    exporter: VerdictExporter | None
+
+    @property
+    def writer(self) -> Writer:
+        return self.services.writer
+
+
+def api_file_for(db: Path) -> Path:
+    """Where a running serve records its API addresses, so `--db PATH` finds the server."""
+    return db.with_name(db.name + ".api.json")
+
+
+def _load_plugins(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            raise PluginError(f"plugin {name!r} could not be imported: {type(exc).__name__}: {exc}") from exc
 
 
 async def start(settings: ServeSettings) -> Running:
+    _load_plugins(settings.plugins)
+    specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     connection = open_writer(settings.db, memory_limit=settings.memory_limit or None)
+    export = ExportSettings.from_environment(
+        settings.export_endpoint or None, settings.export_protocol or None
+    )
+    exporter = VerdictExporter(export) if export else None
+    hub = VerdictHub(asyncio.get_running_loop())
+    online = OnlineScorer(connection.cursor(), specs, hub, exporter) if specs.paths or exporter else None
+
+    def completed(traces: list[CompletedTrace]) -> None:
+        if online is not None:
+            online.enqueue(traces)
+        if exporter is not None:
+            exporter.record_tool_durations(d for t in traces for d in t.tool_durations)
+
     writer = Writer(
         connection,
         WriterSettings(
@@ -43,51 +97,90 @@ async def start(settings: ServeSettings) -> Running:
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
         ),
+        on_complete=completed,
     )
+    if online is not None:
+        online.start()
     writer.start()
     ingest = Ingest(
         writer, max_backlog_spans=settings.max_backlog_spans, retry_after_s=settings.retry_after_seconds
     )
+    services = Services(connection, writer, ingest, specs, hub, online)
     try:
         try:
-            grpc_server, grpc_port = await start_grpc(ingest, str(settings.grpc), settings.max_request_bytes)
+            grpc_server, grpc_port = await start_grpc(
+                ingest,
+                str(settings.grpc),
+                settings.max_request_bytes,
+                lambda server: add_api(server, services),
+            )
         except RuntimeError as exc:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: {exc}") from exc
         if grpc_port == 0:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: the address is in use")
+        app = build_app(ingest, settings.max_request_bytes)
+        HttpApi(services).routes(app)
         try:
-            http_runner, http_port = await start_http(
-                build_app(ingest, settings.max_request_bytes), settings.http.host, settings.http.port
-            )
+            http_runner, http_port = await start_http(app, settings.http.host, settings.http.port)
         except OSError as exc:
             await grpc_server.stop(None)
             raise BindError(f"cannot listen for OTLP/HTTP on {settings.http}: {exc.strerror or exc}") from exc
     except BindError:
-        await asyncio.to_thread(writer.stop)
+        await asyncio.to_thread(_stop_storage, services, exporter)
+        connection.close()
         raise
-    return Running(writer, ingest, grpc_server, http_runner, grpc_port, http_port)
+    api_file = api_file_for(settings.db)
+    api_file.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "http": f"http://{_host(settings.http.host)}:{http_port}",
+                "grpc": f"{_host(settings.grpc.host)}:{grpc_port}",
+                "started_at": time.time(),
+            }
+        )
+    )
+    return Running(services, grpc_server, http_runner, grpc_port, http_port, api_file, exporter)
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _stop_storage(services: Services, exporter: VerdictExporter | None) -> None:
+    """Drain and complete (writer), then score what completed (online), then flush the export."""
+    services.writer.stop()
+    if services.online is not None:
+        services.online.stop()
+    if exporter is not None:
+        exporter.shutdown()
 
 
 async def stop(running: Running, grace_s: float = 10.0) -> None:
-    """Refuse new work (retryably), let in-flight requests finish, drain, complete runs, checkpoint."""
-    running.ingest.close("tracescore is shutting down")
+    services = running.services
+    services.draining = True
+    services.ingest.close("tracescore is shutting down")
+    await asyncio.to_thread(_stop_storage, services, running.exporter)
+    services.hub.close()
     await running.grpc_server.stop(grace_s)
     await running.http_runner.cleanup()
-    await asyncio.to_thread(running.writer.stop)
+    services.connection.close()
+    running.api_file.unlink(missing_ok=True)
 
 
 async def serve(settings: ServeSettings, ready: asyncio.Event | None = None) -> None:
     running = await start(settings)
-    grpc_host = settings.grpc.host
-    http_host = settings.http.host
     log.info(
-        "tracescore serving: OTLP/gRPC %s:%d, OTLP/HTTP http://%s:%d/v1/traces, database %s",
-        grpc_host,
+        "tracescore serving: OTLP/gRPC %s:%d, OTLP/HTTP and API http://%s:%d, database %s",
+        settings.grpc.host,
         running.grpc_port,
-        http_host,
+        settings.http.host,
         running.http_port,
         settings.db,
     )
+    specs = running.services.specs.specs
+    if specs:
+        log.info("scoring online with %d spec(s): %s", len(specs), ", ".join(s.name for s in specs))
     if running.writer.replayed_traces:
         log.info("%d trace(s) from before the last stop will be completed", running.writer.replayed_traces)
     stopping = asyncio.Event()
@@ -97,7 +190,7 @@ async def serve(settings: ServeSettings, ready: asyncio.Event | None = None) -> 
     if ready is not None:
         ready.set()
     await stopping.wait()
-    log.info("stopping: draining the queue and completing open runs")
+    log.info("stopping: draining the queue, completing and scoring open runs")
     await stop(running)
     stats = running.writer.stats
     log.info(

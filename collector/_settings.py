@@ -74,6 +74,10 @@ class ServeSettings:
     checkpoint_seconds: float = 60.0
     memory_limit: str = ""
     allow_remote: bool = False
+    specs: tuple[Path, ...] = ()
+    plugins: tuple[str, ...] = ()
+    export_endpoint: str = ""
+    export_protocol: str = ""
 
     @property
     def max_request_bytes(self) -> int:
@@ -87,6 +91,20 @@ def _bool(text: str) -> bool:
     if lowered in ("0", "false", "no", "off", ""):
         return False
     raise ValueError("expected true or false")
+
+
+def _paths(text: str) -> tuple[Path, ...]:
+    return tuple(Path(p) for p in text.split(os.pathsep) if p)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def _protocol(text: str) -> str:
+    if text not in ("grpc", "http/protobuf"):
+        raise ValueError("expected grpc or http/protobuf")
+    return text
 
 
 SERVE_SETTINGS: tuple[Setting, ...] = (
@@ -137,6 +155,30 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         "TRACESCORE_ALLOW_REMOTE",
         _bool,
         "allow binding non-loopback addresses (put TLS and auth in front: see deploy/)",
+    ),
+    Setting(
+        "specs",
+        "TRACESCORE_SPECS",
+        _paths,
+        f"spec files or directories scored online ({os.pathsep}-separated in the variable)",
+    ),
+    Setting(
+        "plugins",
+        "TRACESCORE_PLUGINS",
+        _names,
+        "Python modules to import that register checks (comma-separated)",
+    ),
+    Setting(
+        "export_endpoint",
+        "TRACESCORE_EXPORT_ENDPOINT",
+        str,
+        "OTLP endpoint for verdict spans and metrics (default: OTEL_EXPORTER_OTLP_ENDPOINT, if set)",
+    ),
+    Setting(
+        "export_protocol",
+        "TRACESCORE_EXPORT_PROTOCOL",
+        _protocol,
+        "grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else grpc)",
     ),
 )
 

@@ -68,6 +68,8 @@ class CompletedTrace:
     trace_id: str
     run_ids: tuple[str, ...]
     version: int
+    # (tool name, duration in ms, errored) of each execution, for the latency metrics.
+    tool_durations: tuple[tuple[str, float, bool], ...] = ()
 
 
 @dataclass(slots=True)
@@ -156,7 +158,8 @@ class Writer:
                 break
         self._complete(time.monotonic(), force=True)
         self._checkpoint()
-        self._con.close()
+        # The connection stays open: online scoring and the APIs still read through it while the
+        # server finishes stopping; whoever opened it closes it.
 
     def _take(self, stop_seen: bool) -> tuple[list[WriteJob], bool]:
         jobs: list[WriteJob] = []
@@ -276,7 +279,17 @@ class Writer:
                 runs.extend((r, state.version + 1, state.min_seq, state.max_seq) for r in resolution.runs)
                 completed.append(
                     CompletedTrace(
-                        state.trace_id, tuple(r.run_id for r in resolution.runs), state.version + 1
+                        state.trace_id,
+                        tuple(r.run_id for r in resolution.runs),
+                        state.version + 1,
+                        tuple(
+                            (
+                                e.execution.tool_name,
+                                (e.execution.end_ns - e.execution.start_ns) / 1e6,
+                                e.execution.error,
+                            )
+                            for e in resolution.executions
+                        ),
                     )
                 )
             replaced = [s.trace_id for s in due if s.persisted]

@@ -6,20 +6,22 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from collector import _scoring_commands as scoring_commands
+from collector import _scoring_commands as commands
+from collector._client import ServerError
 from collector._database import DatabaseError
-from collector._server import BindError, serve
+from collector._scoring_commands import UserError
+from collector._server import BindError, PluginError, serve
 from collector._settings import SERVE_SETTINGS, SettingError, parse_address, resolve_serve_settings
-from collector._sql import SqlRefused, format_rows, query_file
+from collector._sql import SqlRefused
 from scoring import DiffError, SpecError
 
 EXIT_USAGE = 2
-
-
-from collector._scoring_commands import UserError  # noqa: E402
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _address(text: str) -> object:
@@ -29,17 +31,52 @@ def _address(text: str) -> object:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _serve_parser(sub: Subparsers) -> None:
     env = {s.name: s.env for s in SERVE_SETTINGS}
     p = sub.add_parser(
         "serve",
-        help="run the sidecar: receive OTLP, store tool executions in DuckDB",
+        help="run the sidecar: receive OTLP, store tool executions, score completed runs online",
         description="Receive OTLP traces over gRPC and HTTP, recognise tool executions, store them in "
-        "DuckDB. Every option can also be set by the environment variable shown; flags win.",
+        "DuckDB, and score every completed run against --specs. Every option can also be set by the "
+        "environment variable shown; flags win.",
     )
     p.add_argument("--db", type=Path, help=f"DuckDB file (default tracescore.duckdb; {env['db']})")
-    p.add_argument("--grpc", type=_address, help=f"OTLP/gRPC address (default 127.0.0.1:4317; {env['grpc']})")
-    p.add_argument("--http", type=_address, help=f"OTLP/HTTP address (default 127.0.0.1:4318; {env['http']})")
+    p.add_argument(
+        "--grpc",
+        type=_address,
+        help=f"OTLP/gRPC and gRPC API address (default 127.0.0.1:4317; {env['grpc']})",
+    )
+    p.add_argument(
+        "--http",
+        type=_address,
+        help=f"OTLP/HTTP and HTTP API address (default 127.0.0.1:4318; {env['http']})",
+    )
+    p.add_argument(
+        "--specs",
+        type=Path,
+        nargs="+",
+        action="extend",
+        help=f"spec files or directories to score every completed run against; reloaded on change "
+        f"({env['specs']})",
+    )
+    p.add_argument(
+        "--plugin",
+        dest="plugins",
+        action="append",
+        help=f"Python module to import first; it may register checks ({env['plugins']})",
+    )
+    p.add_argument(
+        "--export-endpoint",
+        dest="export_endpoint",
+        help="send verdicts as OTLP spans and metrics here (default: OTEL_EXPORTER_OTLP_ENDPOINT if "
+        f"set; {env['export_endpoint']})",
+    )
+    p.add_argument(
+        "--export-protocol",
+        dest="export_protocol",
+        choices=("grpc", "http/protobuf"),
+        help=f"protocol for --export-endpoint ({env['export_protocol']})",
+    )
     p.add_argument(
         "--grace-seconds",
         dest="grace_seconds",
@@ -80,19 +117,22 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
 
 
-def _sql_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("sql", help="run one read-only SQL query over the stored tables")
-    p.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    p.add_argument("query", help='for example "SELECT tool_name, count(*) FROM executions GROUP BY 1"')
+def _data_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=Path("tracescore.duckdb"),
+        help="DuckDB file; when a running serve holds it, its API is used instead",
+    )
+    p.add_argument("--server", help="a running tracescore's HTTP API, e.g. http://127.0.0.1:4318")
 
 
-def _score_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _score_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score",
         help="score complete runs against specs; exit 0 all passed, 1 any failed, 2 usage or spec error",
     )
-    p.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
+    _data_arguments(p)
     p.add_argument(
         "--spec",
         type=Path,
@@ -106,9 +146,9 @@ def _score_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
 
 
-def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _report_parser(sub: Subparsers) -> None:
     p = sub.add_parser("report", help="per-task pass rates, pass@k and pass^k over the rollouts of each task")
-    p.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
+    _data_arguments(p)
     p.add_argument(
         "--spec", type=Path, action="append", required=True, help="spec file or directory; repeatable"
     )
@@ -117,7 +157,25 @@ def _report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--format", choices=("table", "json", "html"), default="table")
 
 
-def _diff_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _sql_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("sql", help="run one read-only SQL query over the stored tables")
+    _data_arguments(p)
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("query", help='for example "SELECT tool_name, count(*) FROM executions GROUP BY 1"')
+
+
+def _watch_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("watch", help="print verdicts from a running server as they arrive")
+    _data_arguments(p)
+    p.add_argument("--spec", help="only this spec")
+    p.add_argument("--run", help="only this run")
+    p.add_argument("--existing", action="store_true", help="first print the stored verdicts that match")
+    p.add_argument("--count", type=int, help="stop after this many verdicts (exit 1 if any failed)")
+    p.add_argument("--timeout", type=float, help="give up after this many seconds without a verdict")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+
+
+def _diff_parser(sub: Subparsers) -> None:
     p = sub.add_parser("diff", help="compare two saved results (score or report --format json) per task")
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
@@ -129,10 +187,8 @@ def _diff_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
-def _demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "demo", help="run the sidecar, a scripted agent and the scorers end to end on the embedded default"
-    )
+def _demo_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("demo", help="the sidecar, a scripted agent and online scoring, end to end")
     p.add_argument(
         "--db",
         type=Path,
@@ -146,51 +202,64 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tracescore", description="Score AI agents by what their tools did, from OpenTelemetry traces."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    _demo_parser(sub)
-    _serve_parser(sub)
-    _score_parser(sub)
-    _report_parser(sub)
-    _diff_parser(sub)
-    _sql_parser(sub)
+    for add in (
+        _demo_parser,
+        _serve_parser,
+        _score_parser,
+        _report_parser,
+        _diff_parser,
+        _sql_parser,
+        _watch_parser,
+    ):
+        add(sub)
     return parser
 
 
 def _run_serve(args: argparse.Namespace) -> int:
     flags = {s.name: getattr(args, s.name, None) for s in SERVE_SETTINGS}
+    for name in ("specs", "plugins"):
+        given = flags.get(name)
+        flags[name] = tuple(given) if given else None
     settings = resolve_serve_settings(flags)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(serve(settings))
     return 0
 
 
-def _run_sql(args: argparse.Namespace) -> int:
-    columns, rows = query_file(args.db, args.query)
-    print(format_rows(columns, rows, args.format))
-    return 0
-
-
 def _run_demo(args: argparse.Namespace) -> int:
     from collector._demo import run_demo
 
-    settings = resolve_serve_settings({})
-    return run_demo(args.db, settings)
+    return run_demo(args.db, resolve_serve_settings({}))
 
 
-COMMANDS = {
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": _run_demo,
     "serve": _run_serve,
-    "score": scoring_commands.run_score,
-    "report": scoring_commands.run_report,
-    "diff": scoring_commands.run_diff,
-    "sql": _run_sql,
+    "score": commands.run_score,
+    "report": commands.run_report,
+    "diff": commands.run_diff,
+    "sql": commands.run_sql,
+    "watch": commands.run_watch,
 }
+
+USER_ERRORS = (
+    SettingError,
+    DatabaseError,
+    BindError,
+    PluginError,
+    SqlRefused,
+    UserError,
+    SpecError,
+    DiffError,
+    ServerError,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (SettingError, DatabaseError, BindError, SqlRefused, UserError, SpecError, DiffError) as exc:
+    except USER_ERRORS as exc:
         print(f"tracescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -11,7 +11,7 @@ from scoring._judge import judge
 from scoring._matching import json_equal, matches_subset
 from scoring._scorer import score_evidence, score_runs
 from scoring._spec import Spec, SpecError, load_specs
-from scoring._verdict import CheckResult, Verdict
+from scoring._verdict import CheckResult, Verdict, verdict_from_dict
 from scoring._verdict_store import ensure_verdict_schema, store_verdicts
 
 __all__ = [
@@ -41,4 +41,5 @@ __all__ = [
     "score_evidence",
     "score_runs",
     "store_verdicts",
+    "verdict_from_dict",
 ]

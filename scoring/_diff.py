@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring._aggregate import TaskResult, aggregate
-from scoring._verdict import CheckResult, Verdict
+from scoring._verdict import verdict_from_dict
 
 _UNCHANGED = 1e-9
 
@@ -34,15 +34,6 @@ class TaskDelta:
         return asdict(self)
 
 
-def _verdict(data: dict[str, Any]) -> Verdict:
-    fields = {k: v for k, v in data.items() if k in Verdict.__dataclass_fields__}
-    for key in ("checks", "gates"):
-        fields[key] = tuple(CheckResult(**c) for c in fields.get(key, []))
-    for key in ("missing_tools", "additional_tools", "failed_argument_checks", "latency_violations"):
-        fields[key] = tuple(fields.get(key, []))
-    return Verdict(**fields)
-
-
 def load_results(path: Path) -> list[TaskResult]:
     """Task results from a `score --format json` (verdicts) or `report --format json` file."""
     try:
@@ -53,7 +44,7 @@ def load_results(path: Path) -> list[TaskResult]:
         raise DiffError(f"{path}: expected the JSON array printed by `tracescore score/report --format json`")
     if data and "run_id" in data[0]:
         try:
-            return aggregate(_verdict(item) for item in data)
+            return aggregate(verdict_from_dict(item) for item in data)
         except TypeError as exc:
             raise DiffError(f"{path}: verdicts are missing fields: {exc}") from exc
     try:

@@ -50,6 +50,7 @@ class Run:
     session_id: str | None
     version: int
     attributes: dict[str, Any]
+    root_span_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ class Evidence:
 _RUN_COLUMNS = (
     "run_id, min(trace_id), any_value(task_id), any_value(service_name), any_value(agent_name), "
     "any_value(session_id), sum(version)::BIGINT, any_value(attributes), "
-    "list(trace_id), min(min_seq), max(max_seq)"
+    "list(trace_id), min(min_seq), max(max_seq), any_value(root_span_id)"
 )
 
 
@@ -76,25 +77,31 @@ def _run(row: tuple[Any, ...]) -> tuple[Run, list[str], int, int]:
         session_id=row[5],
         version=int(row[6]),
         attributes=json.loads(row[7]) if row[7] else {},
+        root_span_id=row[11],
     )
     return run, list(row[8]), int(row[9]), int(row[10])
 
 
 def complete_runs(
-    connection: duckdb.DuckDBPyConnection, *, run_id: str | None = None, task_id: str | None = None
+    connection: duckdb.DuckDBPyConnection,
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    run_ids: list[str] | None = None,
 ) -> list[tuple[Run, list[str], int, int]]:
     """Complete runs (open ones are unscored, not failed), with their traces and ingest range."""
-    where, params = ["TRUE"], []
-    if run_id is not None:
-        where.append("run_id = ?")
-        params.append(run_id)
+    source, params = "run_traces", list[Any]()
+    if run_ids is not None or run_id is not None:
+        # Written as a join so DuckDB probes the run_id index instead of scanning every run.
+        source = "(SELECT unnest(?::VARCHAR[]) AS wanted) w JOIN run_traces ON run_traces.run_id = w.wanted"
+        params.append(run_ids if run_ids is not None else [run_id])
     having = "bool_and(status = 'complete')"
     if task_id is not None:
         having += " AND any_value(task_id) = ?"
         params.append(task_id)
     rows = connection.execute(
-        f"SELECT {_RUN_COLUMNS} FROM run_traces WHERE {' AND '.join(where)} "
-        f"GROUP BY run_id HAVING {having} ORDER BY min(start_time), run_id",
+        f"SELECT {_RUN_COLUMNS} FROM {source} GROUP BY run_id HAVING {having} "
+        "ORDER BY min(start_time), run_id",
         params,
     ).fetchall()
     return [_run(row) for row in rows]

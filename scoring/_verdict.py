@@ -86,3 +86,13 @@ def error_verdict(
         reason=f"scoring failed: {message}",
         run_version=run_version,
     )
+
+
+def verdict_from_dict(data: dict[str, Any]) -> Verdict:
+    """A verdict back from its JSON form (stored verdicts, saved `score --format json` output)."""
+    fields = {k: v for k, v in data.items() if k in Verdict.__dataclass_fields__}
+    for key in ("checks", "gates"):
+        fields[key] = tuple(CheckResult(**c) for c in fields.get(key, []))
+    for key in ("missing_tools", "additional_tools", "failed_argument_checks", "latency_violations"):
+        fields[key] = tuple(fields.get(key, []))
+    return Verdict(**fields)

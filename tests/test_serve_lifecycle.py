@@ -88,9 +88,16 @@ def test_sql_reads_and_refuses_writes(tmp_path: Path) -> None:
     server = ServeProcess(tmp_path / "t.duckdb").start()
     _, spans = _agent_trace(new_trace_id(), tools=2)
     post_json(server.http_url, request(spans))
-    held = _tracescore("sql", "--db", str(server.db), "SELECT 1")
-    assert held.returncode == 2 and "in use by process" in held.stderr
+    # While the server holds the file, the CLI asks the server (found through <db>.api.json).
+    while_serving = _tracescore(
+        "sql", "--db", str(server.db), "--format", "csv", "SELECT count(*) AS n FROM spans"
+    )
+    assert while_serving.returncode == 0, while_serving.stderr
+    assert while_serving.stdout.splitlines() == ["n", "3"]
+    refused_live = _tracescore("sql", "--db", str(server.db), "DELETE FROM spans")
+    assert refused_live.returncode == 2 and "read-only" in refused_live.stderr
     server.stop()
+    assert not server.db.with_name(server.db.name + ".api.json").exists()
 
     ok = _tracescore(
         "sql",

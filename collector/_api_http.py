@@ -1,0 +1,231 @@
+"""The HTTP API beside `/v1/traces`: health, readiness, runs, verdicts, task aggregates, spec status,
+read-only SQL, scoring on demand (the CLI's `--server` mode), Prometheus metrics, OpenAPI.
+
+Every read runs on its own DuckDB cursor in a worker thread with a time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from collector import _queries as queries
+from collector._metrics import render_metrics
+from collector._openapi import OPENAPI
+from collector._services import Services
+from collector._sql import SqlRefused
+from scoring import Spec, aggregate, score_runs, store_verdicts
+
+_QUERY_TIMEOUT_S = 10.0
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(text=json.dumps(data, default=str), status=status, content_type="application/json")
+
+
+def _problem(status: int, message: str) -> web.Response:
+    return _json({"error": message}, status)
+
+
+def _time(request: web.Request, name: str) -> datetime | None:
+    value = request.query.get(name)
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError as exc:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": f"{name}: expected an ISO 8601 time"}), content_type="application/json"
+        ) from exc
+
+
+def _int(request: web.Request, name: str, default: int | None) -> int | None:
+    value = request.query.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": f"{name}: expected a whole number ≥ 1"}),
+            content_type="application/json",
+        )
+    return int(value)
+
+
+def _specs(payload: Any) -> list[Spec]:
+    raw = payload.get("specs") if isinstance(payload, dict) else None
+    if not isinstance(raw, list) or not raw:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": "specs: expected a non-empty list of specs"}),
+            content_type="application/json",
+        )
+    try:
+        return [Spec.model_validate(item) for item in raw]
+    except ValidationError as exc:
+        raise web.HTTPBadRequest(
+            text=json.dumps({"error": f"invalid spec: {exc}"}), content_type="application/json"
+        ) from exc
+
+
+class HttpApi:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    async def _read(self, read: Callable[[Any], Any], timeout_s: float = _QUERY_TIMEOUT_S) -> Any:
+        return await asyncio.to_thread(queries.with_cursor, self._services.connection, read, timeout_s)
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/healthz", self.healthz)
+        app.router.add_get("/readyz", self.readyz)
+        app.router.add_get("/metrics", self.metrics)
+        app.router.add_get("/api/v1/openapi.json", self.openapi)
+        app.router.add_get("/api/v1/runs", self.runs)
+        app.router.add_get("/api/v1/verdicts", self.verdicts)
+        app.router.add_get("/api/v1/verdicts/watch", self.watch)
+        app.router.add_get("/api/v1/tasks", self.tasks)
+        app.router.add_get("/api/v1/specs", self.specs)
+        app.router.add_post("/api/v1/sql", self.sql)
+        app.router.add_post("/api/v1/score", self.score)
+        app.router.add_post("/api/v1/report", self.report)
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        return _json({"status": "ok"})
+
+    async def readyz(self, request: web.Request) -> web.Response:
+        reason = self._services.not_ready_reason()
+        if reason:
+            return _json({"ready": False, "reason": reason}, 503)
+        return _json({"ready": True})
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            text=render_metrics(self._services),
+            content_type="text/plain",
+            charset="utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+
+    async def openapi(self, request: web.Request) -> web.Response:
+        return _json(OPENAPI)
+
+    async def runs(self, request: web.Request) -> web.Response:
+        task, status = request.query.get("task"), request.query.get("status")
+        since, limit = _time(request, "since"), _int(request, "limit", 1000) or 1000
+        rows = await self._read(lambda c: queries.runs(c, task=task, status=status, since=since, limit=limit))
+        return _json(rows)
+
+    async def verdicts(self, request: web.Request) -> web.Response:
+        q = request.query
+        label = q.get("label")
+        if label and label not in ("pass", "fail", "error"):
+            return _problem(400, "label: expected pass, fail or error")
+        filters: dict[str, Any] = {
+            "run": q.get("run"),
+            "task": q.get("task"),
+            "spec": q.get("spec"),
+            "label": label,
+            "since": _time(request, "since"),
+            "until": _time(request, "until"),
+            "all_versions": q.get("all_versions", "").lower() in ("1", "true", "yes"),
+            "limit": _int(request, "limit", 1000) or 1000,
+        }
+        return _json(await self._read(lambda c: queries.verdicts(c, **filters)))
+
+    async def watch(self, request: web.Request) -> web.StreamResponse:
+        """New verdicts as newline-delimited JSON, as they are stored (optionally the stored ones first)."""
+        spec, run = request.query.get("spec") or None, request.query.get("run") or None
+        existing = request.query.get("existing", "").lower() in ("1", "true", "yes")
+        hub = self._services.hub
+        subscription = hub.subscribe(spec, run)  # before reading what is stored: nothing falls between
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        seen: set[tuple[str, str, int]] = set()
+        try:
+            if existing:
+                for row in await self._read(lambda c: queries.verdicts(c, run=run, spec=spec)):
+                    seen.add((row["run_id"], row["spec"], row["run_version"]))
+                    await response.write(json.dumps(row, default=str).encode() + b"\n")
+            while True:
+                verdict = await subscription.queue.get()
+                if verdict is None:
+                    break
+                key = (verdict.run_id, verdict.spec, verdict.run_version)
+                if key not in seen:
+                    seen.add(key)
+                    await response.write(json.dumps(verdict.to_dict(), default=str).encode() + b"\n")
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass  # the watcher went away
+        finally:
+            hub.unsubscribe(subscription)
+        return response
+
+    async def tasks(self, request: web.Request) -> web.Response:
+        task, spec, k = request.query.get("task"), request.query.get("spec"), _int(request, "k", None)
+        results = await self._read(lambda c: queries.task_results(c, task=task, spec=spec, k=k))
+        return _json([r.to_dict() for r in results])
+
+    async def specs(self, request: web.Request) -> web.Response:
+        source = self._services.specs
+        return _json(
+            {
+                "paths": [str(p) for p in source.paths],
+                "specs": [
+                    {"name": s.name, "fingerprint": s.fingerprint, "spec": s.canonical()}
+                    for s in source.specs
+                ],
+                "reload_error": source.error,
+                "reloads": source.reloads,
+                "failed_reloads": source.failed_reloads,
+            }
+        )
+
+    async def _payload(self, request: web.Request) -> Any:
+        try:
+            return await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise web.HTTPBadRequest(
+                text=json.dumps({"error": f"body is not JSON: {exc}"}), content_type="application/json"
+            ) from exc
+
+    async def sql(self, request: web.Request) -> web.Response:
+        payload = await self._payload(request)
+        query = payload.get("query") if isinstance(payload, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            return _problem(400, 'expected {"query": "SELECT …"}')
+        try:
+            return _json(await self._read(lambda c: queries.run_sql(c, query)))
+        except SqlRefused as exc:
+            return _problem(400, str(exc))
+        except queries.QueryTimeout as exc:
+            return _problem(504, str(exc))
+
+    async def score(self, request: web.Request) -> web.Response:
+        payload = await self._payload(request)
+        specs = _specs(payload)
+        run, task, store = payload.get("run"), payload.get("task"), bool(payload.get("store", True))
+
+        def score(cursor: Any) -> list[dict[str, Any]]:
+            verdicts = list(score_runs(cursor, specs, run_id=run, task_id=task))
+            if store:
+                store_verdicts(cursor, verdicts)
+            return [v.to_dict() for v in verdicts]
+
+        try:
+            return _json(await self._read(score, timeout_s=300))
+        except queries.QueryTimeout as exc:
+            return _problem(504, str(exc))
+
+    async def report(self, request: web.Request) -> web.Response:
+        payload = await self._payload(request)
+        specs = _specs(payload)
+        task, k = payload.get("task"), payload.get("k")
+        if k is not None and (not isinstance(k, int) or k < 1):
+            return _problem(400, "k: expected a whole number ≥ 1")
+        verdicts = await self._read(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
+        return _json([r.to_dict() for r in aggregate(verdicts, k=k)])

@@ -1,0 +1,86 @@
+"""The CLI's side of "follow the data": find a running server for a database file, and talk to its API.
+
+A running `serve` writes `<db>.api.json` (its API address and PID) beside the file it holds and removes
+it when it stops; a file whose PID is gone is stale and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from collector._database import DatabaseError
+
+
+class ServerError(RuntimeError):
+    """The server answered with an error, or could not be reached; the message says which."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def discover(db: Path, server: str | None) -> str | None:
+    """The HTTP API base URL to use, or None to open the file directly."""
+    if server:
+        return server.rstrip("/")
+    api_file = db.with_name(db.name + ".api.json")
+    try:
+        info = json.loads(api_file.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(info, dict) or not _alive(int(info.get("pid", 0))):
+        return None
+    return str(info["http"]).rstrip("/")
+
+
+def _request(base: str, path: str, payload: Any = None, timeout_s: float = 330.0) -> Any:
+    data = json.dumps(payload).encode() if payload is not None else None
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    request = urllib.request.Request(
+        base + path, data=data, headers=headers, method="POST" if data else "GET"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error", exc.reason)
+        except (json.JSONDecodeError, AttributeError):
+            message = exc.reason
+        raise ServerError(f"{base}{path}: {message}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise DatabaseError(f"cannot reach the tracescore server at {base}: {exc}") from exc
+
+
+def post(base: str, path: str, payload: Any) -> Any:
+    return _request(base, path, payload)
+
+
+def get(base: str, path: str) -> Any:
+    return _request(base, path)
+
+
+def stream(base: str, path: str, timeout_s: float | None) -> Iterator[dict[str, Any]]:
+    """Newline-delimited JSON objects from a streaming endpoint, as they arrive."""
+    try:
+        response = urllib.request.urlopen(base + path, timeout=timeout_s)
+    except urllib.error.HTTPError as exc:
+        raise ServerError(f"{base}{path}: {exc.reason}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise DatabaseError(f"cannot reach the tracescore server at {base}: {exc}") from exc
+    with response:
+        for line in response:
+            if line.strip():
+                yield json.loads(line)

@@ -1,0 +1,138 @@
+"""Prometheus text exposition of the server's own counters (`GET /metrics`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collector._services import Services
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render_metrics(services: Services) -> str:
+    ingest, writer = services.ingest.stats, services.writer.stats
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+        lines.append(f"# HELP {name} {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            # `_count`/`_sum` of a summary are suffixes of the name, not labels.
+            suffix = labels if labels.startswith("_") else ""
+            lines.append(f"{name}{suffix}{'' if suffix else labels} {value:g}")
+
+    metric(
+        "tracescore_spans_received_total",
+        "counter",
+        "Spans received over OTLP (good and rejected).",
+        [("", ingest.spans_received)],
+    )
+    metric(
+        "tracescore_spans_rejected_total",
+        "counter",
+        "Spans refused as individually invalid (partial success).",
+        [("", ingest.spans_rejected)],
+    )
+    metric(
+        "tracescore_spans_stored_total", "counter", "Spans committed to DuckDB.", [("", writer.spans_stored)]
+    )
+    metric(
+        "tracescore_spans_duplicate_total",
+        "counter",
+        "Re-sent spans that were already stored.",
+        [("", writer.spans_duplicate)],
+    )
+    metric(
+        "tracescore_spans_own_ignored_total",
+        "counter",
+        "tracescore's own verdict spans that came back.",
+        [("", ingest.spans_own_ignored)],
+    )
+    metric(
+        "tracescore_requests_refused_total",
+        "counter",
+        "Requests refused with a retryable answer (overload, storage failure, shutdown).",
+        [("", ingest.requests_refused)],
+    )
+    metric(
+        "tracescore_requests_invalid_total",
+        "counter",
+        "Undecodable requests.",
+        [("", ingest.requests_invalid)],
+    )
+    metric(
+        "tracescore_requests_oversize_total",
+        "counter",
+        "Requests over the size limit.",
+        [("", ingest.requests_oversize)],
+    )
+    metric(
+        "tracescore_ingest_queue_spans",
+        "gauge",
+        "Spans received and waiting for their commit.",
+        [("", services.writer.backlog_spans)],
+    )
+    metric(
+        "tracescore_open_traces",
+        "gauge",
+        "Traces whose runs are not complete yet.",
+        [("", services.writer.open_traces)],
+    )
+    metric(
+        "tracescore_runs_completed_total",
+        "counter",
+        "Runs completed (a recomputed run counts again).",
+        [("", writer.runs_completed)],
+    )
+    metric(
+        "tracescore_store_healthy",
+        "gauge",
+        "1 when the last write succeeded.",
+        [("", 1 if services.writer.healthy else 0)],
+    )
+    metric(
+        "tracescore_write_failures_total", "counter", "Failed group commits.", [("", writer.write_failures)]
+    )
+    online = services.online
+    if online is not None:
+        metric(
+            "tracescore_scoring_queue_traces",
+            "gauge",
+            "Completed traces waiting to be scored.",
+            [("", online.pending)],
+        )
+        metric(
+            "tracescore_runs_scored_total", "counter", "Runs scored online.", [("", online.stats.runs_scored)]
+        )
+        lag = sorted(online.stats.lag_s)
+        samples = [
+            (f'{{quantile="{q}"}}', lag[min(len(lag) - 1, int(q * len(lag)))] if lag else 0.0)
+            for q in (0.5, 0.99)
+        ]
+        metric(
+            "tracescore_scoring_lag_seconds",
+            "summary",
+            "From a run's completion to its stored verdict (the most recent runs).",
+            [*samples, ("_count", len(lag)), ("_sum", sum(lag))],
+        )
+        metric(
+            "tracescore_verdicts_total",
+            "counter",
+            "Verdicts stored, by spec and label.",
+            [
+                (f'{{spec="{_label(spec)}",label="{label}"}}', count)
+                for (spec, label), count in sorted(online.stats.verdicts.items())
+            ],
+        )
+    specs = services.specs
+    metric(
+        "tracescore_spec_reload_failures_total",
+        "counter",
+        "Spec edits that failed to load.",
+        [("", specs.failed_reloads)],
+    )
+    metric("tracescore_watchers", "gauge", "Open verdict watch streams.", [("", services.hub.watchers)])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,153 @@
+"""Online scoring in the running sidecar: every run that completes is scored against the specs that
+select it, off the receive path, on its own thread and its own DuckDB connection.
+
+A late span re-opens a run; when it completes again its version grows and a new verdict is stored
+beside the old one (verdicts are keyed on run, spec and run version), so the history stays queryable.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+import duckdb
+
+from collector._hub import VerdictHub
+from collector._spec_source import SpecSource
+from collector._verdict_export import VerdictExporter
+from collector._writer import CompletedTrace
+from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
+from scoring._evidence import complete_runs, load_evidence
+
+log = logging.getLogger("tracescore.online")
+
+_BATCH_RUNS = 500
+_SPEC_POLL_S = 1.0
+_LAG_SAMPLES = 2_000
+
+
+@dataclass(slots=True)
+class OnlineStats:
+    runs_scored: int = 0
+    verdicts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    errors: int = 0
+    store_failures: int = 0
+    # Seconds from a run's completion (its commit) to its verdict being stored.
+    lag_s: deque[float] = field(default_factory=lambda: deque(maxlen=_LAG_SAMPLES))
+
+
+class OnlineScorer:
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        specs: SpecSource,
+        hub: VerdictHub | None = None,
+        exporter: VerdictExporter | None = None,
+    ) -> None:
+        self._con = connection
+        self.specs = specs
+        self._hub = hub
+        self._exporter = exporter
+        self._queue: queue.SimpleQueue[tuple[float, list[CompletedTrace]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="tracescore-scorer", daemon=True)
+        self._pending = 0
+        self._lock = threading.Lock()
+        self.stats = OnlineStats()
+        ensure_verdict_schema(connection)
+
+    @property
+    def pending(self) -> int:
+        """Completed traces waiting to be scored (the scoring backlog)."""
+        return self._pending
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def enqueue(self, completed: list[CompletedTrace]) -> None:
+        """Called by the writer after it committed these traces' runs; never blocks it."""
+        with self._lock:
+            self._pending += len(completed)
+        self._queue.put((time.monotonic(), completed))
+
+    def stop(self, timeout_s: float = 60.0) -> None:
+        """Finish scoring what is queued (in-flight scoring completes), then stop."""
+        self._queue.put(None)
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            log.error("scoring did not finish within %.0f s", timeout_s)
+        self._con.close()
+
+    def _run(self) -> None:
+        last_poll = 0.0
+        while True:
+            try:
+                item = self._queue.get(timeout=_SPEC_POLL_S)
+                idle = False
+            except queue.Empty:
+                item, idle = None, True
+            now = time.monotonic()
+            if now - last_poll >= _SPEC_POLL_S:
+                self.specs.refresh()
+                last_poll = now
+            if idle:
+                continue
+            if item is None:
+                return
+            batch = [item]
+            stop = False
+            while len(batch) < _BATCH_RUNS:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            self._score(batch)
+            if stop:
+                return
+
+    def _score(self, batch: list[tuple[float, list[CompletedTrace]]]) -> None:
+        completed_at: dict[str, float] = {}
+        traces = 0
+        for stamp, completed in batch:
+            traces += len(completed)
+            for trace in completed:
+                for run_id in trace.run_ids:
+                    completed_at.setdefault(run_id, stamp)
+        try:
+            if self.specs.specs:
+                verdicts = self._judge(list(completed_at))
+                now = time.monotonic()
+                self.stats.lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
+        except Exception:
+            self.stats.store_failures += 1
+            log.exception("online scoring of %d run(s) failed; they stay unscored", len(completed_at))
+        finally:
+            with self._lock:
+                self._pending -= traces
+
+    def _judge(self, run_ids: list[str]) -> list[Verdict]:
+        runs = complete_runs(self._con, run_ids=run_ids)
+        specs = self.specs.specs
+        verdicts: list[Verdict] = []
+        roots: dict[str, str | None] = {}
+        for evidence in load_evidence(self._con, runs):
+            verdicts.extend(score_evidence(specs, evidence))
+        for run, _, _, _ in runs:
+            roots[run.run_id] = run.root_span_id
+        store_verdicts(self._con, verdicts)
+        self.stats.runs_scored += len(runs)
+        for v in verdicts:
+            self.stats.verdicts[(v.spec, v.label)] += 1
+            self.stats.errors += v.label == "error"
+        if self._hub is not None:
+            self._hub.publish(verdicts)
+        if self._exporter is not None:
+            self._exporter.export(verdicts, roots)
+        return verdicts

@@ -1,0 +1,256 @@
+"""The OpenAPI 3.1 description of the HTTP API, served at /api/v1/openapi.json.
+
+tests/test_online.py checks that every route the server registers is described here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {
+    "description": "the request is wrong; `error` says how",
+    "content": {
+        "application/json": {"schema": {"type": "object", "properties": {"error": {"type": "string"}}}}
+    },
+}
+
+
+def _param(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema or {"type": "string"},
+    }
+
+
+def _json_body(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_VERDICT = {
+    "type": "object",
+    "description": "DESIGN §7: one run judged against one spec (see docs/scoring.md)",
+    "required": [
+        "run_id",
+        "trace_id",
+        "spec",
+        "spec_fingerprint",
+        "passed",
+        "value",
+        "label",
+        "checks",
+        "missing_tools",
+        "additional_tools",
+        "failed_argument_checks",
+        "latency_violations",
+        "reason",
+    ],
+    "properties": {
+        "run_id": {"type": "string"},
+        "trace_id": {"type": "string"},
+        "task": {"type": ["string", "null"]},
+        "spec": {"type": "string"},
+        "spec_fingerprint": {"type": "string"},
+        "profile": {"type": "string"},
+        "passed": {"type": ["boolean", "null"]},
+        "value": {"type": ["number", "null"]},
+        "label": {"enum": ["pass", "fail", "error"]},
+        "checks": {"type": "array", "items": {"type": "object"}},
+        "gates": {"type": "array", "items": {"type": "object"}},
+        "missing_tools": {"type": "array", "items": {"type": "string"}},
+        "additional_tools": {"type": "array", "items": {"type": "string"}},
+        "failed_argument_checks": {"type": "array", "items": {"type": "object"}},
+        "latency_violations": {"type": "array", "items": {"type": "object"}},
+        "reason": {"type": ["string", "null"]},
+        "run_version": {"type": "integer"},
+        "schema_version": {"type": "integer"},
+        "scored_at": {"type": "string", "format": "date-time"},
+    },
+}
+_TASK_RESULT = {
+    "type": "object",
+    "properties": {
+        k: {"type": t}
+        for k, t in {
+            "task": ["string", "null"],
+            "spec": "string",
+            "spec_fingerprint": "string",
+            "n_runs": "integer",
+            "n_scored": "integer",
+            "n_passed": "integer",
+            "n_errors": "integer",
+            "pass_rate": ["number", "null"],
+            "mean_value": ["number", "null"],
+            "k": "integer",
+            "pass_at_k": ["number", "null"],
+            "pass_hat_k": ["number", "null"],
+            "in_learning_zone": "boolean",
+        }.items()
+    },
+}
+_SPECS_BODY = {
+    "type": "object",
+    "required": ["specs"],
+    "properties": {
+        "specs": {"type": "array", "items": {"type": "object"}, "description": "specs as in docs/scoring.md"},
+        "run": {"type": "string"},
+        "task": {"type": "string"},
+        "store": {"type": "boolean", "default": True},
+        "k": {"type": "integer", "minimum": 1},
+    },
+}
+
+
+def _ok(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "tracescore",
+        "version": "1",
+        "description": "Health, verdicts, task results and read-only SQL of a running tracescore serve. "
+        "OTLP itself is served at POST /v1/traces (see docs/receivers.md).",
+    },
+    "paths": {
+        "/healthz": {
+            "get": {"summary": "the process is up", "responses": {"200": _ok("up", {"type": "object"})}}
+        },
+        "/readyz": {
+            "get": {
+                "summary": "ready to accept spans: not draining and storage healthy",
+                "responses": {
+                    "200": _ok("ready", {"type": "object"}),
+                    "503": _ok("not ready; `reason` says why", {"type": "object"}),
+                },
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus metrics",
+                "responses": {
+                    "200": {
+                        "description": "text exposition format",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                },
+            }
+        },
+        "/api/v1/openapi.json": {
+            "get": {"summary": "this document", "responses": {"200": _ok("OpenAPI", {})}}
+        },
+        "/api/v1/runs": {
+            "get": {
+                "summary": "runs, most recently completed first",
+                "parameters": [
+                    _param("task", "task id"),
+                    _param("status", "complete or open"),
+                    _param("since", "completed at or after (ISO 8601)"),
+                    _param("limit", "at most", {"type": "integer"}),
+                ],
+                "responses": {
+                    "200": _ok("runs", {"type": "array", "items": {"type": "object"}}),
+                    "400": _ERROR,
+                },
+            }
+        },
+        "/api/v1/verdicts": {
+            "get": {
+                "summary": "stored verdicts (latest version per run and spec unless all_versions)",
+                "parameters": [
+                    _param("run", "run id"),
+                    _param("task", "task id"),
+                    _param("spec", "spec name"),
+                    _param("label", "pass, fail or error"),
+                    _param("since", "scored at or after (ISO 8601)"),
+                    _param("until", "scored before (ISO 8601)"),
+                    _param("all_versions", "true: every version of a run", {"type": "boolean"}),
+                    _param("limit", "at most", {"type": "integer"}),
+                ],
+                "responses": {"200": _ok("verdicts", {"type": "array", "items": _VERDICT}), "400": _ERROR},
+            }
+        },
+        "/api/v1/verdicts/watch": {
+            "get": {
+                "summary": "new verdicts as they are stored, one JSON object per line",
+                "parameters": [
+                    _param("spec", "spec name"),
+                    _param("run", "run id"),
+                    _param("existing", "true: first the stored verdicts that match", {"type": "boolean"}),
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a stream that ends when the server stops",
+                        "content": {"application/x-ndjson": {"schema": _VERDICT}},
+                    }
+                },
+            }
+        },
+        "/api/v1/tasks": {
+            "get": {
+                "summary": "per-task aggregates over the latest stored verdicts",
+                "parameters": [
+                    _param("task", "task id"),
+                    _param("spec", "spec name"),
+                    _param(
+                        "k", "k for pass@k and pass^k (default: each task's rollouts)", {"type": "integer"}
+                    ),
+                ],
+                "responses": {
+                    "200": _ok("task results", {"type": "array", "items": _TASK_RESULT}),
+                    "400": _ERROR,
+                },
+            }
+        },
+        "/api/v1/specs": {
+            "get": {
+                "summary": "the specs in force and the last reload error",
+                "responses": {"200": _ok("specs", {"type": "object"})},
+            }
+        },
+        "/api/v1/sql": {
+            "post": {
+                "summary": "one read-only statement (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN)",
+                "requestBody": _json_body(
+                    "the query",
+                    {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}},
+                ),
+                "responses": {
+                    "200": _ok(
+                        "rows",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "columns": {"type": "array"},
+                                "rows": {"type": "array"},
+                                "truncated": {"type": "boolean"},
+                            },
+                        },
+                    ),
+                    "400": _ERROR,
+                    "504": _ERROR,
+                },
+            }
+        },
+        "/api/v1/score": {
+            "post": {
+                "summary": "score complete runs against the given specs (as `tracescore score`)",
+                "requestBody": _json_body("specs and filters", _SPECS_BODY),
+                "responses": {"200": _ok("verdicts", {"type": "array", "items": _VERDICT}), "400": _ERROR},
+            }
+        },
+        "/api/v1/report": {
+            "post": {
+                "summary": "per-task statistics for the given specs (as `tracescore report`)",
+                "requestBody": _json_body("specs and filters", _SPECS_BODY),
+                "responses": {
+                    "200": _ok("task results", {"type": "array", "items": _TASK_RESULT}),
+                    "400": _ERROR,
+                },
+            }
+        },
+    },
+}
