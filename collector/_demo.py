@@ -1,8 +1,8 @@
 """`tracescore demo`: the whole path on the embedded default, with real OTLP traffic.
 
-Starts the sidecar (DuckDB file, loopback ports), drives the scripted shop assistant through a few
-tasks with several rollouts each over the real OTLP/gRPC exporter, stops the sidecar (which completes
-every run), scores the runs against the demo specs and prints verdicts and per-task pass rates.
+Starts the sidecar (DuckDB file, loopback ports) with the demo specs, drives the scripted shop
+assistant through a few tasks with several rollouts each over the real OTLP/gRPC exporter, prints each
+verdict as online scoring produces it, then the per-task pass rates.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import duckdb
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -23,8 +23,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from collector._demo_agent import ROLLOUTS, run_agent
 from collector._server import Running, start, stop
 from collector._settings import Address, ServeSettings
-from scoring import aggregate, ensure_verdict_schema, load_specs, score_runs, store_verdicts
-from scoring._format import tasks_text, verdicts_text
+from scoring import Verdict, aggregate
+from scoring._format import tasks_text
 
 DEMO_SPECS = """\
 # The demo's specs: edit them and re-run `tracescore score --db {db} --spec {specs}`.
@@ -67,55 +67,79 @@ class _Sidecar:
         self._thread.start()
         self.running: Running = asyncio.run_coroutine_threadsafe(start(settings), self._loop).result(60)
 
+    def follow(self, *consumers: Callable[[Verdict], None]) -> None:
+        """Hand every verdict to the consumers as it is stored, until the sidecar stops."""
+        subscription = self.running.services.hub.subscribe()
+        while True:
+            verdict = asyncio.run_coroutine_threadsafe(subscription.queue.get(), self._loop).result()
+            if verdict is None:
+                return
+            for consume in consumers:
+                consume(verdict)
+
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(stop(self.running), self._loop).result(120)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
 
+def _print_verdict(verdict: Verdict) -> None:
+    value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+    mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
+    print(
+        f"    verdict  {mark:<5} {verdict.task or '-':<18} value {value}  "
+        f"{verdict.reason or 'all checks satisfied'}"
+    )
+
+
 def run_demo(db: Path, settings: ServeSettings) -> int:
     for stale in (db, db.with_name(db.name + ".wal")):
         stale.unlink(missing_ok=True)  # the demo's own file, rebuilt each time
-    settings = replace(
-        settings, db=db, grpc=_free(settings.grpc), http=_free(settings.http), grace_seconds=0.5
-    )
     specs_path = db.with_name(db.stem + "-specs.yaml")
     specs_path.write_text(DEMO_SPECS.format(db=db, specs=specs_path))
-    specs = load_specs([specs_path])
-
+    settings = replace(
+        settings,
+        db=db,
+        grpc=_free(settings.grpc),
+        http=_free(settings.http),
+        grace_seconds=0.3,
+        specs=(specs_path,),
+    )
     print(
         f"tracescore demo: sidecar on OTLP/gRPC {settings.grpc} and OTLP/HTTP {settings.http}, database {db}"
     )
+    print(f"scoring every completed run online against {specs_path}\n")
     sidecar = _Sidecar(settings)
+    verdicts: list[Verdict] = []
+    printer = threading.Thread(target=sidecar.follow, args=(verdicts.append, _print_verdict), daemon=True)
+    printer.start()
     provider = TracerProvider(resource=Resource.create({"service.name": "shop-assistant"}))
     provider.add_span_processor(
-        BatchSpanProcessor(OTLPSpanExporter(endpoint=str(settings.grpc), insecure=True))
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=str(settings.grpc), insecure=True), schedule_delay_millis=100
+        )
     )
     tracer = provider.get_tracer("tracescore.demo")
     started = time.monotonic()
     counts: dict[str, int] = {}
     for rollout in ROLLOUTS:
         counts[rollout.task] = counts.get(rollout.task, 0) + 1
-        print(f"  agent run: {rollout.task} #{counts[rollout.task]}: {rollout.story}")
+        print(f"  agent run  {rollout.task} #{counts[rollout.task]}: {rollout.story}")
         run_agent(tracer, rollout)
+        time.sleep(0.25)  # a little pacing, so verdicts visibly arrive while the agent keeps working
     provider.force_flush()
     provider.shutdown()
+    deadline = time.monotonic() + 10
+    while len(verdicts) < len(ROLLOUTS) and time.monotonic() < deadline:
+        time.sleep(0.05)
     stats = sidecar.running.writer.stats
     sidecar.stop()
+    printer.join(5)
     print(
-        f"sent {len(ROLLOUTS)} agent runs in {time.monotonic() - started:.1f} s; "
-        f"{stats.spans_stored} spans stored, {stats.runs_completed} runs complete\n"
+        f"\n{len(ROLLOUTS)} agent runs in {time.monotonic() - started:.1f} s: "
+        f"{stats.spans_stored} spans stored, "
+        f"{stats.runs_completed} runs complete, {len(verdicts)} verdicts\n"
     )
-
-    connection = duckdb.connect(str(db))
-    try:
-        verdicts = list(score_runs(connection, specs))
-        ensure_verdict_schema(connection)
-        store_verdicts(connection, verdicts)
-    finally:
-        connection.close()
-    print(verdicts_text(verdicts))
-    print()
     print(tasks_text(aggregate(verdicts)))
     per_tool = (
         "SELECT tool_name, count(*) FILTER (WHERE NOT error AND NOT paused) AS clean, "
@@ -124,7 +148,7 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
     )
     print("\nThe same data, with SQL and the CLI:")
     print(f'  tracescore sql --db {db} "{per_tool}"')
-    print(f'  tracescore sql --db {db} "SELECT spec, label, reason FROM verdicts ORDER BY spec"')
+    print(f'  tracescore sql --db {db} "SELECT task_id, spec, label, reason FROM verdicts ORDER BY task_id"')
     print(f"  tracescore score --db {db} --spec {specs_path} --format json")
     print(f"  tracescore report --db {db} --spec {specs_path}")
     return 0

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from collector._schema import create_schema_sql
+from scoring import ensure_verdict_schema
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -35,6 +36,7 @@ def _schema_columns() -> dict[str, set[str]]:
     connection = duckdb.connect()
     for statement in create_schema_sql():
         connection.execute(statement)
+    ensure_verdict_schema(connection)
     rows = connection.execute("SELECT table_name, column_name FROM information_schema.columns").fetchall()
     columns: dict[str, set[str]] = {}
     for table, column in rows:
