@@ -8,6 +8,19 @@ from typing import Any
 from collector._model import NO_ARGUMENTS, Arguments
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# One decoder for every call: json.loads with any keyword argument builds a new decoder each time.
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+
+def strict_loads(text: str) -> Any:
+    """json.loads without Python's NaN/Infinity extension: what it accepts, DuckDB's JSON type accepts."""
+    return _DECODER.decode(text)
+
+
 def parse_arguments(value: Any) -> Arguments:
     """Arguments from an attribute value: a JSON string, or an already structured OTLP kvlist/array.
 
@@ -17,19 +30,15 @@ def parse_arguments(value: Any) -> Arguments:
         return NO_ARGUMENTS
     if isinstance(value, str):
         try:
-            return Arguments(value=json.loads(value), raw=value)
-        except (json.JSONDecodeError, RecursionError) as exc:
+            return Arguments(value=strict_loads(value), raw=value)
+        except (ValueError, RecursionError) as exc:
             return Arguments(value=None, raw=value, error=f"not valid JSON: {exc}")
     return Arguments(value=value, raw=None)
 
 
 def parse_result(value: Any) -> Any:
-    """A result as a JSON value: JSON text is parsed, any other text is kept as a JSON string."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
-            return value
+    """A result as received: text stays text (whether it is JSON is decided by DuckDB when the row is
+    written, see collector/_rows.py), a structured value stays structured."""
     return value
 
 
@@ -45,7 +54,7 @@ def unwrap_traceloop(arguments: Arguments) -> Arguments:
             merged = dict(kwargs)
             if args:
                 merged["args"] = args
-            return Arguments(value=merged, raw=arguments.raw)
+            return Arguments(value=merged, raw=arguments.raw, raw_is_value=False)
     return arguments
 
 
@@ -53,7 +62,7 @@ def load_json_text(value: Any) -> Any:
     """A JSON document that may arrive as text (Python SDKs) or structured (events, other SDKs)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+            return strict_loads(value)
+        except (ValueError, RecursionError):
             return None
     return value

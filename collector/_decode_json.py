@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
+from collector._jsontext import to_json
 from collector._model import Resource, Span, SpanEvent, SpanLink
 
 _HEX = frozenset("0123456789abcdef")
@@ -224,7 +225,10 @@ def decode_json(body: bytes) -> DecodedRequest:
                 ss = _dict(raw_ss)
                 scope = _dict(ss.get("scope"))
                 resource = Resource(
-                    resource_attrs, _text(scope.get("name"), "scope.name"), _text(scope.get("version"), "")
+                    resource_attrs,
+                    _text(scope.get("name"), "scope.name"),
+                    _text(scope.get("version"), ""),
+                    to_json(resource_attrs),
                 )
                 raw_spans = _list(ss.get("spans"))
             except _BadSpan as exc:

@@ -9,6 +9,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
+from collector._jsontext import to_json
 from collector._model import Resource, Span, SpanEvent, SpanLink
 
 
@@ -49,8 +50,11 @@ def decode_protobuf(body: bytes) -> DecodedRequest:
     decoded = DecodedRequest()
     for resource_spans in request.resource_spans:
         resource_attrs = attributes(resource_spans.resource.attributes)
+        resource_json = to_json(resource_attrs)
         for scope_spans in resource_spans.scope_spans:
-            resource = Resource(resource_attrs, scope_spans.scope.name, scope_spans.scope.version)
+            resource = Resource(
+                resource_attrs, scope_spans.scope.name, scope_spans.scope.version, resource_json
+            )
             for pb in scope_spans.spans:
                 trace_id = pb.trace_id.hex()
                 span_id = pb.span_id.hex()

@@ -9,6 +9,12 @@ from typing import Any
 _COMPACT = (",", ":")
 
 
+class JsonText(str):
+    """Text already known to be valid JSON: stored as is, never parsed and dumped again."""
+
+    __slots__ = ()
+
+
 def _finite(value: Any) -> Any:
     # JSON has no NaN or Infinity; DuckDB's JSON type rightly refuses them, so they are kept as strings.
     if isinstance(value, float) and not math.isfinite(value):
@@ -24,6 +30,8 @@ def to_json(value: Any) -> str | None:
     """Compact JSON text of a value, or None (SQL NULL) for None."""
     if value is None:
         return None
+    if isinstance(value, JsonText):
+        return str(value)
     try:
         return json.dumps(value, separators=_COMPACT, allow_nan=False, ensure_ascii=False)
     except ValueError:

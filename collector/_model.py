@@ -1,12 +1,17 @@
-"""Frozen domain types shared by the decoders, recognition, run tracking and the store.
+"""Domain types shared by the decoders, recognition, run tracking and the store.
 
-Nothing here knows protobuf, JSON wire rules or DuckDB: a span is plain Python values.
+Nothing here knows protobuf, JSON wire rules or DuckDB: a span is plain Python values. They are
+treated as immutable but not declared frozen: a frozen dataclass sets every field through
+object.__setattr__, which on the span hot path cost more than the rest of decoding
+(bench/README.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from collector._jsontext import to_json
 
 # The instrumentation scope of what tracescore itself emits (verdict spans and metrics); spans of this
 # scope that come back through the user's pipeline are recognised and ignored.
@@ -18,27 +23,29 @@ STATUS_OK = 1
 STATUS_ERROR = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanEvent:
     name: str
     time_ns: int
     attributes: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanLink:
     trace_id: str
     span_id: str
     attributes: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resource:
     """One OTLP Resource plus the instrumentation scope that emitted the spans; shared by many spans."""
 
     attributes: dict[str, Any]
     scope_name: str
     scope_version: str
+    # The attributes as JSON text, computed once for all the spans that share this resource.
+    attributes_json: str | None = None
 
     @property
     def service_name(self) -> str | None:
@@ -46,7 +53,7 @@ class Resource:
         return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
     """A decoded span: ids are lowercase hex, times are Unix nanoseconds, attributes plain Python."""
 
@@ -74,7 +81,7 @@ class Span:
         return (self.end_ns - self.start_ns) / 1e6
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Arguments:
     """Tool-call arguments as received: parsed JSON when possible, the raw text kept and flagged otherwise.
 
@@ -85,16 +92,25 @@ class Arguments:
     value: Any = None
     raw: str | None = None
     error: str | None = None
+    # False when `value` was derived from `raw` (Traceloop's args/kwargs unwrapped), not parsed as is.
+    raw_is_value: bool = True
 
     @property
     def present(self) -> bool:
         return self.value is not None or self.raw is not None
 
+    def json_text(self) -> str | None:
+        """The arguments as JSON text for storage: the text as received when it is the value, so valid
+        JSON is never parsed and dumped again."""
+        if self.raw is not None and self.error is None and self.raw_is_value:
+            return self.raw
+        return to_json(self.value)
+
 
 NO_ARGUMENTS = Arguments()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolExecution:
     """What recognition reads off one tool-execution span (run fields are resolved later, per trace)."""
 
@@ -118,7 +134,7 @@ class ToolExecution:
     scope_name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolRequest:
     """A tool call the model asked for on a chat span (request-side evidence: never satisfies a check)."""
 
@@ -132,7 +148,7 @@ class ToolRequest:
     encoding: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AgentInfo:
     """What run resolution needs from a span that is an agent invocation."""
 
@@ -140,7 +156,7 @@ class AgentInfo:
     run_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanNode:
     """The slim per-span facts run tracking keeps in memory for an open trace."""
 

@@ -69,6 +69,7 @@ class _Tree:
         self.nodes = nodes
         self._chains: dict[str, list[SpanNode]] = {}
         self._inner: dict[str, str] | None = None
+        self._placements: dict[str, Placement] = {}
         explicit = sorted((n.start_ns, n.span_id) for n in nodes.values() if n.explicit_run_id)
         self.trace_explicit = nodes[explicit[0][1]].explicit_run_id if explicit else None
         outermost = {a.span_id for n in nodes.values() if n.agent and (a := self.outermost_agent(n.span_id))}
@@ -105,6 +106,26 @@ class _Tree:
         return agents[-1] if agents else None
 
     def placement(self, span_id: str) -> Placement:
+        """Where a span belongs; a span that adds nothing to its parent's context shares its placement."""
+        cached = self._placements.get(span_id)
+        if cached is not None:
+            return cached
+        node = self.nodes[span_id]
+        parent = self._placements.get(node.parent_span_id or "")
+        if (
+            parent is not None
+            and node.agent is None
+            and not node.explicit_run_id
+            and node.task_id in (None, parent.task_id)
+            and node.session_id in (None, parent.session_id)
+        ):
+            self._placements[span_id] = parent
+            return parent
+        placement = self._place(span_id)
+        self._placements[span_id] = placement
+        return placement
+
+    def _place(self, span_id: str) -> Placement:
         chain = self.chain(span_id)
         agents = [n for n in reversed(chain) if n.agent]
         explicit = next((n.explicit_run_id for n in chain if n.explicit_run_id), None) or self.trace_explicit
@@ -202,7 +223,11 @@ def resolve_trace(
     tree = _Tree(trace_id, nodes)
     kept = _drop_transport_duplicates(tree, list(executions))
     request_list = list(requests)
-    placements = {span_id: tree.placement(span_id) for span_id in nodes}
+    # Parents first, so most spans reuse their parent's placement.
+    placements = {
+        node.span_id: tree.placement(node.span_id)
+        for node in sorted(nodes.values(), key=lambda n: len(tree.chain(n.span_id)))
+    }
     call_ids, linked = _link_requests(kept, request_list, placements)
 
     rounds: dict[str, dict[str, int]] = {}

@@ -21,7 +21,13 @@ import pyarrow as pa
 from collector._model import Span
 from collector._recognise import recognise
 from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
-from collector._rows import executions_table, requests_table, run_traces_table, spans_table
+from collector._rows import (
+    EXECUTION_EXPRESSIONS,
+    executions_table,
+    requests_table,
+    run_traces_table,
+    spans_table,
+)
 from collector._stored_spans import load_traces, traces_since
 from collector._tracker import Recognised, TraceState, Tracker
 
@@ -190,23 +196,30 @@ class Writer:
                 unique.setdefault((span.trace_id, span.span_id), (span, item))
         total = sum(len(job.spans) for job in jobs)
         traces = self._tracker.traces
-        reopened = sorted(
-            {
-                trace_id
-                for (trace_id, span_id) in unique
-                if (state := traces.get(trace_id)) is not None
-                and not state.is_open
-                and span_id not in state.nodes
-            }
-        )
+        fresh: list[tuple[Span, Recognised]] = []
+        unknown: set[str] = set()
+        reopened: set[str] = set()
+        for (trace_id, span_id), pair in unique.items():
+            state = traces.get(trace_id)
+            if state is None:
+                unknown.add(trace_id)
+            elif span_id in state.nodes:
+                continue  # a re-send: already stored
+            elif not state.is_open:
+                reopened.add(trace_id)
+            fresh.append(pair)
         try:
-            table = spans_table([span for span, _ in unique.values()], seq, int(time.time() * 1e6))
+            if unknown:
+                stored_ids = self._stored_span_ids(unknown)
+                if stored_ids:
+                    fresh = [(s, i) for s, i in fresh if (s.trace_id, s.span_id) not in stored_ids]
+            table = spans_table([span for span, _ in fresh], seq, int(time.time() * 1e6))
             self._con.begin()
-            stored = self._insert("spans", table, ignore_existing=True)
+            stored = self._insert("spans", table)
             if reopened:
                 self._con.execute(
                     "UPDATE run_traces SET status = 'open' WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [reopened],
+                    [sorted(reopened)],
                 )
             self._con.commit()
         except Exception as exc:
@@ -221,10 +234,28 @@ class Writer:
         self.stats.spans_stored += stored
         self.stats.spans_duplicate += total - stored
         now = time.monotonic()
-        for span, item in unique.values():
+        for span, item in fresh:
             self._tracker.add(span.trace_id, item, seq, now)
         for job in jobs:
             self._finish(job, None)
+
+    def _stored_span_ids(self, trace_ids: set[str]) -> set[tuple[str, str]]:
+        """Span ids already stored for traces not in memory. `spans` has no primary key (its index cost
+        more than everything else in a write); re-sends are caught here instead: traces in memory by
+        their span ids, others only if they were completed before (a restart, or evicted after the
+        retention period), which the run_traces index answers without scanning."""
+        rows = self._con.execute(
+            "SELECT DISTINCT trace_id FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
+            "JOIN run_traces ON run_traces.trace_id = w.wanted",
+            [sorted(trace_ids)],
+        ).fetchall()
+        if not rows:
+            return set()
+        stored = self._con.execute(
+            "SELECT trace_id, span_id FROM spans WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
+            [[row[0] for row in rows]],
+        ).fetchall()
+        return {(t, s) for t, s in stored}
 
     def _finish(self, job: WriteJob, error: BaseException | None) -> None:
         self._backlog.add(-len(job.spans))
@@ -233,8 +264,15 @@ class Writer:
         except Exception:  # a receiver's callback must never take the writer down
             log.exception("answering a request failed")
 
-    def _insert(self, table_name: str, rows: pa.Table, *, ignore_existing: bool = False) -> int:
-        """Insert an Arrow batch; returns how many rows were new."""
+    def _insert(
+        self,
+        table_name: str,
+        rows: pa.Table,
+        *,
+        ignore_existing: bool = False,
+        expressions: dict[str, str] | None = None,
+    ) -> int:
+        """Insert an Arrow batch (a column may be computed by an SQL expression); returns new rows."""
         if rows.num_rows == 0:
             return 0
         view = f"_batch_{table_name}"
@@ -242,7 +280,8 @@ class Writer:
         try:
             verb = "INSERT OR IGNORE INTO" if ignore_existing else "INSERT INTO"
             columns = ", ".join(rows.column_names)
-            inserted = self._con.execute(f"{verb} {table_name} ({columns}) SELECT {columns} FROM {view}")
+            values = ", ".join((expressions or {}).get(c, c) for c in rows.column_names)
+            inserted = self._con.execute(f"{verb} {table_name} ({columns}) SELECT {values} FROM {view}")
             row = inserted.fetchone()
             return int(row[0]) if row else 0
         finally:
@@ -308,7 +347,7 @@ class Writer:
                     self._con.execute(
                         f"DELETE FROM {table} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
                     )
-            self._insert("executions", executions_table(executions))
+            self._insert("executions", executions_table(executions), expressions=EXECUTION_EXPRESSIONS)
             self._insert("tool_requests", requests_table(requests))
             self._insert("run_traces", run_traces_table(runs, int(time.time() * 1e6)))
             self._con.execute(
@@ -334,9 +373,9 @@ class Writer:
         unknown = [s.trace_id for s in due if s.persisted is None]
         if not unknown:
             return
-        rows = self._con.execute(
-            "SELECT trace_id, max(version) FROM run_traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) "
-            "GROUP BY trace_id",
+        rows = self._con.execute(  # a join, so DuckDB probes the trace_id index rather than scanning
+            "SELECT trace_id, max(version) FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
+            "JOIN run_traces ON run_traces.trace_id = w.wanted GROUP BY trace_id",
             [unknown],
         ).fetchall()
         stored_versions: dict[str, int] = dict(rows)

@@ -136,3 +136,18 @@ def test_settings_come_from_the_environment_and_flags_win(tmp_path: Path) -> Non
     assert "TRACESCORE_GRACE_SECONDS" in result.stderr
     remote = _tracescore("serve", "--db", str(tmp_path / "r.duckdb"), "--grpc", "0.0.0.0:4317")
     assert remote.returncode == 2 and "loopback" in remote.stderr
+
+
+def test_a_resend_after_a_restart_is_not_stored_twice(tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    trace_id = new_trace_id()
+    _, spans = _agent_trace(trace_id, tools=2)
+    first = ServeProcess(db).start()
+    assert post_json(first.http_url, request(spans))[0] == 200
+    assert first.stop() == 0  # the trace is completed and leaves memory with the process
+
+    second = ServeProcess(db).start()
+    assert post_json(second.http_url, request(spans))[0] == 200  # the client's retry of a lost answer
+    assert second.stop() == 0
+    assert second.query("SELECT count(*), count(DISTINCT span_id) FROM spans") == [(3, 3)]
+    assert second.query("SELECT count(*) FROM executions") == [(2,)]
