@@ -175,8 +175,15 @@ def _exception_event(span: Span) -> dict[str, Any] | None:
     return None
 
 
+_DISCRIMINATORS = frozenset(
+    {"gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind", "mcp.method.name"}
+)
+
+
 def recognise_execution(span: Span) -> ToolExecution | None:
     """The tool execution this span records, or None when no convention claims it."""
+    if _DISCRIMINATORS.isdisjoint(span.attributes) and span.name != "running tool":
+        return None  # no adapter could claim it: skip them all
     for adapter in ADAPTERS:
         content = adapter(span)
         if content is not None:

@@ -37,7 +37,11 @@ def attributes(pairs: Any) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for pair in pairs:
         kv: KeyValue = pair
-        result[kv.key] = any_value(kv.value)
+        value = kv.value
+        # Most attribute values are strings: read them without a call per attribute.
+        result[kv.key] = (
+            value.string_value if value.WhichOneof("value") == "string_value" else any_value(value)
+        )
     return result
 
 

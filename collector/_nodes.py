@@ -51,15 +51,37 @@ def _agent_name(span: Span) -> str:
     return span.name.removesuffix(".run").removesuffix(".agent")
 
 
+# Any of these on a span makes it more than a plain link in the tree.
+_NODE_KEYS = frozenset(
+    {"tracescore.run.id", "tracescore.task.id", "gcp.vertex.agent.invocation_id", *_SESSION_KEYS}
+)
+
+
+def _resource_task(span: Span) -> str | None:
+    value = span.resource.attributes.get("tracescore.task.id")
+    return None if value is None or value == "" else str(value)
+
+
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
+    if span.parent_span_id is not None and _NODE_KEYS.isdisjoint(attrs) and not is_agent_span(span):
+        # Most spans (tools, chats) only place themselves under their parent: skip the key lookups.
+        return SpanNode(
+            span.span_id,
+            span.parent_span_id,
+            span.start_ns,
+            span.end_ns,
+            None,
+            None,
+            _resource_task(span),
+            None,
+            span.resource.service_name,
+        )
     agent = None
     if is_agent_span(span):
         agent = AgentInfo(name=_agent_name(span), run_id=_first_text(attrs, _AGENT_RUN_ID_KEYS))
     keep_attributes = agent is not None or span.parent_span_id is None
-    task = _first_text(attrs, ("tracescore.task.id",)) or _first_text(
-        span.resource.attributes, ("tracescore.task.id",)
-    )
+    task = _first_text(attrs, ("tracescore.task.id",)) or _resource_task(span)
     return SpanNode(
         span_id=span.span_id,
         parent_span_id=span.parent_span_id,
