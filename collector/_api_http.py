@@ -23,6 +23,7 @@ from collector._sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
 
 _QUERY_TIMEOUT_S = 10.0
+_WATCH_LIVENESS_S = 1.0  # how often an idle watch stream checks that its client is still there
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -152,7 +153,14 @@ class HttpApi:
                     seen.add((row["run_id"], row["spec"], row["run_version"]))
                     await response.write(json.dumps(row, default=str).encode() + b"\n")
             while True:
-                verdict = await subscription.queue.get()
+                try:
+                    verdict = await asyncio.wait_for(subscription.queue.get(), _WATCH_LIVENESS_S)
+                except TimeoutError:
+                    # aiohttp does not cancel a handler whose client went away: without this look, a
+                    # closed watcher stays subscribed (and counted) until a verdict for it comes.
+                    if request.transport is None or request.transport.is_closing():
+                        break
+                    continue
                 if verdict is None:
                     break
                 key = (verdict.run_id, verdict.spec, verdict.run_version)

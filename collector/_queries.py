@@ -74,8 +74,9 @@ def verdicts(
     since: datetime | None = None,
     until: datetime | None = None,
     all_versions: bool = False,
-    limit: int = 1000,
+    limit: int | None = 1000,
 ) -> list[dict[str, Any]]:
+    """Stored verdicts, oldest first; at most `limit` (capped at MAX_ROWS), or every one when None."""
     where, params = _where(
         {
             "run_id = ?": run,
@@ -94,9 +95,12 @@ def verdicts(
             "(PARTITION BY run_id, spec ORDER BY run_version DESC, scored_at DESC) = 1"
         )
     )
+    bounded = " LIMIT ?" if limit is not None else ""
+    if limit is not None:
+        params.append(min(limit, MAX_ROWS))
     rows = cursor.execute(
-        f"SELECT verdict, scored_at FROM verdicts{where}{latest} ORDER BY scored_at, run_id, spec LIMIT ?",
-        [*params, min(limit, MAX_ROWS)],
+        f"SELECT verdict, scored_at FROM verdicts{where}{latest} ORDER BY scored_at, run_id, spec{bounded}",
+        params,
     ).fetchall()
     out = []
     for verdict, scored_at in rows:
@@ -114,7 +118,9 @@ def task_results(
     k: int | None = None,
 ) -> list[TaskResult]:
     """Aggregates over the latest stored verdict of each (run, spec)."""
-    stored = verdicts(cursor, task=task, spec=spec, limit=MAX_ROWS * 100)
+    # Every verdict: the MAX_ROWS cap is for rows sent to a client; an aggregate over the first
+    # MAX_ROWS verdicts only would be silently wrong once a server has scored more runs than that.
+    stored = verdicts(cursor, task=task, spec=spec, limit=None)
     return aggregate((verdict_from_dict(v) for v in stored), k=k)
 
 
