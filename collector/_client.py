@@ -45,9 +45,15 @@ def discover(db: Path, server: str | None) -> str | None:
     return str(info["http"]).rstrip("/")
 
 
+def _auth() -> dict[str, str]:
+    """The server's bearer token, when it has one, from TRACESCORE_AUTH_TOKEN (as for `serve`)."""
+    token = os.environ.get("TRACESCORE_AUTH_TOKEN")
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def _request(base: str, path: str, payload: Any = None, timeout_s: float = 330.0) -> Any:
     data = json.dumps(payload).encode() if payload is not None else None
-    headers = {"Content-Type": "application/json"} if data is not None else {}
+    headers = {"Content-Type": "application/json", **_auth()} if data is not None else _auth()
     request = urllib.request.Request(
         base + path, data=data, headers=headers, method="POST" if data else "GET"
     )
@@ -75,7 +81,9 @@ def get(base: str, path: str) -> Any:
 def stream(base: str, path: str, timeout_s: float | None) -> Iterator[dict[str, Any]]:
     """Newline-delimited JSON objects from a streaming endpoint, as they arrive."""
     try:
-        response = urllib.request.urlopen(base + path, timeout=timeout_s)
+        response = urllib.request.urlopen(
+            urllib.request.Request(base + path, headers=_auth()), timeout=timeout_s
+        )
     except urllib.error.HTTPError as exc:
         raise ServerError(f"{base}{path}: {exc.reason}") from exc
     except (urllib.error.URLError, OSError) as exc:

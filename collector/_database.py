@@ -56,6 +56,9 @@ def open_writer(
     # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
     # (settings are instance-wide; the writer itself only uses registered Arrow batches).
     connection.execute("SET enable_external_access = false")
+    connection.execute("SET autoinstall_known_extensions = false")
+    connection.execute("SET autoload_known_extensions = false")
+    connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
     current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
     stored = current[0] if current else None
     if stored is None:

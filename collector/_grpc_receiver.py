@@ -7,7 +7,7 @@ clients do not retry an oversize request).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
@@ -72,19 +72,23 @@ async def start_grpc(
     address: str,
     max_request_bytes: int,
     add_services: Callable[[grpc.aio.Server], None] | None = None,
+    *,
+    credentials: grpc.ServerCredentials | None = None,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> tuple[grpc.aio.Server, int]:
     server = grpc.aio.server(
+        interceptors=list(interceptors),
         options=[
             ("grpc.max_receive_message_length", max_request_bytes),
             ("grpc.max_send_message_length", RESPONSE_LIMIT_BYTES),
             ("grpc.so_reuseport", 0),
-        ]
+        ],
     )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE, {"Export": export_handler(ingest)}),)
     )
     if add_services is not None:
         add_services(server)
-    port = server.add_insecure_port(address)
+    port = server.add_secure_port(address, credentials) if credentials else server.add_insecure_port(address)
     await server.start()
     return server, port

@@ -8,7 +8,10 @@ in the request's encoding, as the OTLP spec asks.
 from __future__ import annotations
 
 import json
+import ssl
 import zlib
+from collections.abc import Sequence
+from typing import Any
 
 from aiohttp import web
 from google.rpc import status_pb2
@@ -132,20 +135,22 @@ def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-u
     return traces
 
 
-def build_app(ingest: Ingest, max_request_bytes: int) -> web.Application:
+def build_app(ingest: Ingest, max_request_bytes: int, middlewares: Sequence[Any] = ()) -> web.Application:
     # aiohttp's own body limit is lifted: ours applies after decompression and answers in OTLP form.
-    app = web.Application(client_max_size=max_request_bytes + 1)
+    app = web.Application(client_max_size=max_request_bytes + 1, middlewares=list(middlewares))
     handler = traces_handler(ingest, max_request_bytes)
     app.router.add_post("/v1/traces", handler)
     app.router.add_post("/v1/traces/", handler)
     return app
 
 
-async def start_http(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+async def start_http(
+    app: web.Application, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> tuple[web.AppRunner, int]:
     # auto_decompress off: Content-Encoding is decoded here, under the size limit, with 415 for the unknown.
     runner = web.AppRunner(app, auto_decompress=False, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_port=False)
+    site = web.TCPSite(runner, host, port, reuse_port=False, ssl_context=ssl_context)
     await site.start()
     server = site._server  # the bound port, when 0 was asked for
     sockets = getattr(server, "sockets", None) or []

@@ -28,6 +28,7 @@ from collector._http_receiver import build_app, start_http
 from collector._hub import VerdictHub
 from collector._ingest import Ingest
 from collector._online import OnlineScorer
+from collector._security import Security, TokenInterceptor, http_middleware
 from collector._services import Services
 from collector._settings import ServeSettings
 from collector._spec_source import SpecSource
@@ -106,6 +107,20 @@ async def start(settings: ServeSettings) -> Running:
         writer, max_backlog_spans=settings.max_backlog_spans, retry_after_s=settings.retry_after_seconds
     )
     services = Services(connection, writer, ingest, specs, hub, online)
+    security = Security(
+        token=settings.auth_token or None,
+        tls_cert=settings.tls_cert,
+        tls_key=settings.tls_key,
+        tls_client_ca=settings.tls_client_ca,
+        allowed_hosts=frozenset(settings.allowed_hosts),
+    )
+    if settings.insecure_listen and not (settings.grpc.is_loopback and settings.http.is_loopback):
+        log.warning(
+            "listening on a non-loopback address%s%s (--insecure-listen)",
+            "" if security.tls else " without TLS",
+            "" if security.token else " without a token",
+        )
+    bound_hosts = frozenset({settings.grpc.host, settings.http.host})
     try:
         try:
             grpc_server, grpc_port = await start_grpc(
@@ -113,15 +128,19 @@ async def start(settings: ServeSettings) -> Running:
                 str(settings.grpc),
                 settings.max_request_bytes,
                 lambda server: add_api(server, services),
+                credentials=security.grpc_credentials(),
+                interceptors=[TokenInterceptor(security)] if security.token else [],
             )
         except RuntimeError as exc:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: {exc}") from exc
         if grpc_port == 0:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: the address is in use")
-        app = build_app(ingest, settings.max_request_bytes)
+        app = build_app(ingest, settings.max_request_bytes, [http_middleware(security, bound_hosts)])
         HttpApi(services).routes(app)
         try:
-            http_runner, http_port = await start_http(app, settings.http.host, settings.http.port)
+            http_runner, http_port = await start_http(
+                app, settings.http.host, settings.http.port, security.http_ssl_context()
+            )
         except OSError as exc:
             await grpc_server.stop(None)
             raise BindError(f"cannot listen for OTLP/HTTP on {settings.http}: {exc.strerror or exc}") from exc
@@ -134,7 +153,7 @@ async def start(settings: ServeSettings) -> Running:
         json.dumps(
             {
                 "pid": os.getpid(),
-                "http": f"http://{_host(settings.http.host)}:{http_port}",
+                "http": f"{'https' if security.tls else 'http'}://{_host(settings.http.host)}:{http_port}",
                 "grpc": f"{_host(settings.grpc.host)}:{grpc_port}",
                 "started_at": time.time(),
             }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,13 @@ class ServeSettings:
     retry_after_seconds: int = 1
     checkpoint_seconds: float = 60.0
     memory_limit: str = ""
-    allow_remote: bool = False
+    insecure_listen: bool = False
+    auth_token: str = ""
+    auth_token_file: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_client_ca: Path | None = None
+    allowed_hosts: tuple[str, ...] = ()
     specs: tuple[Path, ...] = ()
     plugins: tuple[str, ...] = ()
     export_endpoint: str = ""
@@ -151,10 +157,26 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         "memory_limit", "TRACESCORE_MEMORY_LIMIT", str, "DuckDB memory_limit, e.g. 512MB (default: DuckDB's)"
     ),
     Setting(
-        "allow_remote",
-        "TRACESCORE_ALLOW_REMOTE",
+        "insecure_listen",
+        "TRACESCORE_INSECURE_LISTEN",
         _bool,
-        "allow binding non-loopback addresses (put TLS and auth in front: see deploy/)",
+        "allow a non-loopback listen address without TLS and a token (logs a warning)",
+    ),
+    Setting("auth_token", "TRACESCORE_AUTH_TOKEN", str, "bearer token required on OTLP and the APIs"),
+    Setting("auth_token_file", "TRACESCORE_AUTH_TOKEN_FILE", Path, "file holding the bearer token"),
+    Setting("tls_cert", "TRACESCORE_TLS_CERT", Path, "TLS certificate (PEM) for both listeners"),
+    Setting("tls_key", "TRACESCORE_TLS_KEY", Path, "TLS private key (PEM)"),
+    Setting(
+        "tls_client_ca",
+        "TRACESCORE_TLS_CLIENT_CA",
+        Path,
+        "CA (PEM) that client certificates must chain to (mTLS)",
+    ),
+    Setting(
+        "allowed_hosts",
+        "TRACESCORE_ALLOWED_HOSTS",
+        _names,
+        "Host header values the API answers besides loopback names (comma-separated; * for any)",
     ),
     Setting(
         "specs",
@@ -203,10 +225,27 @@ def resolve_serve_settings(
             raise SettingError(f"{setting.env}={raw!r}: {exc}") from exc
     known = {f.name for f in fields(ServeSettings)}
     settings = ServeSettings(**{k: v for k, v in values.items() if k in known})
+    if settings.auth_token_file is not None:
+        try:
+            token = settings.auth_token_file.read_text().strip()
+        except OSError as exc:
+            raise SettingError(f"--auth-token-file {settings.auth_token_file}: {exc.strerror}") from exc
+        if not token:
+            raise SettingError(f"--auth-token-file {settings.auth_token_file} is empty")
+        settings = replace(settings, auth_token=token)
+    if (settings.tls_cert is None) != (settings.tls_key is None):
+        raise SettingError("--tls-cert and --tls-key go together: give both, or neither")
+    if settings.tls_client_ca is not None and settings.tls_cert is None:
+        raise SettingError("--tls-client-ca needs --tls-cert and --tls-key (mTLS is on top of TLS)")
+    for path in (settings.tls_cert, settings.tls_key, settings.tls_client_ca):
+        if path is not None and not path.is_file():
+            raise SettingError(f"{path}: no such file (TLS settings)")
+    protected = settings.tls_cert is not None and bool(settings.auth_token)
     for label, address in (("--grpc", settings.grpc), ("--http", settings.http)):
-        if not address.is_loopback and not settings.allow_remote:
+        if not address.is_loopback and not protected and not settings.insecure_listen:
             raise SettingError(
                 f"{label} {address} is not a loopback address; tracescore binds loopback by default. "
-                "Pass --allow-remote (TRACESCORE_ALLOW_REMOTE=true) once TLS and auth are in front of it."
+                "Listening elsewhere needs --tls-cert/--tls-key and --auth-token (or --auth-token-file), "
+                "or --insecure-listen if something else in front of it does that job."
             )
     return settings

@@ -109,11 +109,38 @@ def _serve_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--memory-limit", dest="memory_limit", help=f"DuckDB memory_limit ({env['memory_limit']})")
     p.add_argument(
-        "--allow-remote",
-        dest="allow_remote",
+        "--auth-token",
+        dest="auth_token",
+        help=f"bearer token required on OTLP and the APIs ({env['auth_token']}; prefer the file)",
+    )
+    p.add_argument(
+        "--auth-token-file",
+        dest="auth_token_file",
+        type=Path,
+        help=f"file holding the bearer token ({env['auth_token_file']})",
+    )
+    p.add_argument("--tls-cert", dest="tls_cert", type=Path, help=f"TLS certificate, PEM ({env['tls_cert']})")
+    p.add_argument("--tls-key", dest="tls_key", type=Path, help=f"TLS private key, PEM ({env['tls_key']})")
+    p.add_argument(
+        "--tls-client-ca",
+        dest="tls_client_ca",
+        type=Path,
+        help=f"require client certificates from this CA, PEM (mTLS; {env['tls_client_ca']})",
+    )
+    p.add_argument(
+        "--allowed-hosts",
+        dest="allowed_hosts",
+        type=lambda t: tuple(h for h in t.split(",") if h),
+        help=f"Host header values the API answers besides loopback (comma-separated; * any; "
+        f"{env['allowed_hosts']})",
+    )
+    p.add_argument(
+        "--insecure-listen",
+        dest="insecure_listen",
         action="store_true",
         default=None,
-        help=f"allow non-loopback listen addresses ({env['allow_remote']})",
+        help="allow a non-loopback address without TLS and a token; logs a warning "
+        f"({env['insecure_listen']})",
     )
 
 
