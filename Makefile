@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test check lint format clean proto
+.PHONY: install demo serve test check lint format clean proto bench
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ check: install
 
 test: check
 	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m bench.components
+	$(BIN)/python bench/score_history.py
+	$(BIN)/python -m bench.run
 
 proto: install
 	$(BIN)/python proto/generate.py
