@@ -27,10 +27,17 @@ check: install
 test: check
 	$(BIN)/python -m pytest -q
 
-bench: install
+# The peer, Arize Phoenix, lives in its own virtualenv: its dependencies must not shape ours.
+PHOENIX_VENV ?= .venv-phoenix
+
+$(PHOENIX_VENV)/bin/phoenix:
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet arize-phoenix
+
+bench: install $(PHOENIX_VENV)/bin/phoenix
 	$(BIN)/python -m bench.components
 	$(BIN)/python bench/score_history.py
-	$(BIN)/python -m bench.run
+	PHOENIX_VENV=$(PHOENIX_VENV) $(BIN)/python -m bench.run
 
 proto: install
 	$(BIN)/python proto/generate.py

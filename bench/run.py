@@ -3,7 +3,7 @@
 In one run, on this machine: the limit (bench/limit.py), tracescore end to end over gRPC with the
 server pinned to core 0 and the load generator to core 1 (sustained acknowledged = committed rate,
 ack latency at full and at half rate, peak RSS), verdict lag under load with online scoring on, and,
-when installed (`pip install arize-phoenix` into $PHOENIX_VENV, default /work/phoenix-venv), Arize
+when installed (`make bench` puts `arize-phoenix` into $PHOENIX_VENV, default .venv-phoenix), Arize
 Phoenix on the same workload, measured until its database holds every span. Prints a table and writes
 bench/results/ingest.json.
 """
@@ -272,7 +272,7 @@ def main() -> None:
     parser.add_argument("--lag-seconds", type=float, default=20)
     parser.add_argument("--phoenix-traces", type=int, default=1000)
     parser.add_argument(
-        "--phoenix-venv", type=Path, default=Path(os.environ.get("PHOENIX_VENV", "/work/phoenix-venv"))
+        "--phoenix-venv", type=Path, default=Path(os.environ.get("PHOENIX_VENV", ROOT / ".venv-phoenix"))
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ingest.json")
     args = parser.parse_args()
