@@ -67,7 +67,9 @@ def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     states = list(tracker.traces.values())
     seconds, resolutions = _best(
         rounds,
-        lambda: [resolve_trace(s.trace_id, s.nodes, s.executions.values(), s.requests.values()) for s in states],
+        lambda: [
+            resolve_trace(s.trace_id, s.nodes, s.executions.values(), s.requests.values()) for s in states
+        ],
     )
     figures["run resolution at completion"] = seconds
 
