@@ -214,6 +214,18 @@ def _diff_parser(sub: Subparsers) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
+def _doctor_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "doctor", help="check ports, the database lock, WAL state, disk and specs; say what to fix"
+    )
+    p.add_argument("--db", type=Path, help="DuckDB file (default tracescore.duckdb)")
+    p.add_argument("--grpc", type=_address, help="OTLP/gRPC address to check (default 127.0.0.1:4317)")
+    p.add_argument("--http", type=_address, help="OTLP/HTTP address to check (default 127.0.0.1:4318)")
+    p.add_argument(
+        "--specs", type=Path, nargs="+", action="extend", help="spec files or directories to check"
+    )
+
+
 def _demo_parser(sub: Subparsers) -> None:
     p = sub.add_parser("demo", help="the sidecar, a scripted agent and online scoring, end to end")
     p.add_argument(
@@ -237,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         _diff_parser,
         _sql_parser,
         _watch_parser,
+        _doctor_parser,
     ):
         add(sub)
     return parser
@@ -259,7 +272,20 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run_demo(args.db, resolve_serve_settings({}))
 
 
+def _run_doctor(args: argparse.Namespace) -> int:
+    from collector._doctor import run_doctor
+
+    flags = {
+        "db": args.db,
+        "grpc": args.grpc,
+        "http": args.http,
+        "specs": tuple(args.specs) if args.specs else None,
+    }
+    return run_doctor(resolve_serve_settings(flags))
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "doctor": _run_doctor,
     "demo": _run_demo,
     "serve": _run_serve,
     "score": commands.run_score,

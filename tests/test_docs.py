@@ -48,3 +48,9 @@ def _schema_columns() -> dict[str, set[str]]:
 def test_every_column_is_documented(table: str) -> None:
     missing = _schema_columns()[table] - _documented_columns().get(table, set())
     assert not missing, f"docs/storage.md does not describe {table}: {sorted(missing)}"
+
+
+def test_the_cli_reference_is_generated_from_the_cli() -> None:
+    from collector._cli_reference import render
+
+    assert (DOCS / "cli.md").read_text() == render(), "run: python -m collector._cli_reference > docs/cli.md"

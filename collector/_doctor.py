@@ -1,0 +1,129 @@
+"""`tracescore doctor`: check what `serve` needs and say what to fix, before it bites.
+
+Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from collector._database import explain_open_error
+from collector._settings import Address, ServeSettings
+
+_MIN_FREE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    status: str  # ok | warn | fail
+    check: str
+    advice: str
+
+
+def _port(label: str, address: Address, served_by_us: bool) -> Finding:
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    with socket.socket(family) as probe:
+        try:
+            probe.bind((address.host, address.port))
+        except OSError as exc:
+            if served_by_us:
+                return Finding(
+                    "ok", f"{label} {address}", "in use by the tracescore serve holding the database"
+                )
+            return Finding(
+                "fail",
+                f"{label} {address}",
+                f"cannot bind ({exc.strerror}): stop what listens there or pass another address",
+            )
+    return Finding("ok", f"{label} {address}", "free")
+
+
+def _database(db: Path) -> Iterator[Finding]:
+    api = db.with_name(db.name + ".api.json")
+    serving = False
+    if api.exists():
+        try:
+            pid = int(json.loads(api.read_text())["pid"])
+            os.kill(pid, 0)
+            serving = True
+            yield Finding(
+                "ok",
+                f"database {db}",
+                f"held by a running tracescore serve (PID {pid}); the CLI uses its API",
+            )
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            yield Finding(
+                "warn", f"database {db}", f"{api.name} is stale (its server is gone); it is ignored"
+            )
+    if not db.exists():
+        yield Finding("ok", f"database {db}", "does not exist yet; serve creates it")
+        return
+    wal = db.with_name(db.name + ".wal")
+    if wal.exists() and not serving:
+        yield Finding(
+            "warn",
+            f"write-ahead log {wal.name}",
+            f"{wal.stat().st_size} bytes not checkpointed: the last "
+            "stop was not clean; serve replays it at start (keep a copy first if in doubt)",
+        )
+    if serving:
+        return
+    try:
+        connection = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:
+        yield Finding("fail", f"database {db}", str(explain_open_error(db, exc)))
+        return
+    try:
+        version = connection.execute("SELECT max(version) FROM schema_version").fetchone()
+        yield Finding("ok", f"database {db}", f"opens; schema version {version[0] if version else '?'}")
+    except duckdb.Error as exc:
+        yield Finding("fail", f"database {db}", f"not a tracescore database: {exc}")
+    finally:
+        connection.close()
+
+
+def _disk(db: Path) -> Finding:
+    folder = db.resolve().parent
+    while not folder.exists():
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    if free < _MIN_FREE_BYTES:
+        return Finding(
+            "warn",
+            f"disk at {folder}",
+            f"only {free >> 20} MiB free: when the disk fills, ingest answers "
+            "with retryable refusals until space returns",
+        )
+    return Finding("ok", f"disk at {folder}", f"{free >> 30} GiB free")
+
+
+def diagnose(settings: ServeSettings) -> list[Finding]:
+    findings = list(_database(settings.db))
+    serving = any("held by a running" in f.advice for f in findings)
+    findings.append(_port("OTLP/gRPC", settings.grpc, serving))
+    findings.append(_port("OTLP/HTTP", settings.http, serving))
+    findings.append(_disk(settings.db))
+    for path in settings.specs:
+        findings.append(
+            Finding(
+                "ok" if path.exists() else "fail",
+                f"specs {path}",
+                "found" if path.exists() else "no such file or directory",
+            )
+        )
+    return findings
+
+
+def run_doctor(settings: ServeSettings) -> int:
+    findings = diagnose(settings)
+    for finding in findings:
+        print(f"{finding.status.upper():<4}  {finding.check}: {finding.advice}")
+    return 1 if any(f.status == "fail" for f in findings) else 0

@@ -1,0 +1,42 @@
+"""`tracescore doctor` names what would stop `serve`, and what to do about it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests._server import ServeProcess, free_port
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector.cli", "doctor", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_a_fresh_setup_is_ok_and_a_missing_spec_fails(tmp_path: Path) -> None:
+    ports = ("--grpc", f"127.0.0.1:{free_port()}", "--http", f"127.0.0.1:{free_port()}")
+    fresh = _doctor("--db", str(tmp_path / "new.duckdb"), *ports)
+    assert fresh.returncode == 0, fresh.stdout
+    assert "does not exist yet; serve creates it" in fresh.stdout
+    missing = _doctor("--db", str(tmp_path / "new.duckdb"), *ports, "--specs", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 1 and "FAIL  specs" in missing.stdout
+
+
+def test_a_running_server_and_a_taken_port_are_told_apart(server: ServeProcess) -> None:
+    held = _doctor(
+        "--db", str(server.db), "--grpc", server.grpc_endpoint, "--http", f"127.0.0.1:{server.http_port}"
+    )
+    assert held.returncode == 0, held.stdout
+    assert f"held by a running tracescore serve (PID {server.process.pid})" in held.stdout
+    other_db = server.db.with_name("other.duckdb")
+    taken = _doctor(
+        "--db", str(other_db), "--grpc", server.grpc_endpoint, "--http", f"127.0.0.1:{free_port()}"
+    )
+    assert taken.returncode == 1
+    assert f"FAIL  OTLP/gRPC {server.grpc_endpoint}: cannot bind" in taken.stdout
