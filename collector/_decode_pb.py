@@ -59,44 +59,54 @@ def decode_protobuf(body: bytes) -> DecodedRequest:
             resource = Resource(
                 resource_attrs, scope_spans.scope.name, scope_spans.scope.version, resource_json
             )
+            spans = decoded.spans
             for pb in scope_spans.spans:
                 trace_id = pb.trace_id.hex()
                 span_id = pb.span_id.hex()
                 parent = parent_or_root(pb.parent_span_id.hex())
-                problem = span_problem(
-                    trace_id, span_id, parent, pb.name, pb.start_time_unix_nano, pb.end_time_unix_nano
-                )
+                name = pb.name
+                start, end = pb.start_time_unix_nano, pb.end_time_unix_nano
+                problem = span_problem(trace_id, span_id, parent, name, start, end)
                 if problem:
                     decoded.reject(problem)
                     continue
-                # A malformed link does not make the span bad: it is dropped and counted as dropped.
-                links = tuple(
-                    SpanLink(link.trace_id.hex(), link.span_id.hex(), attributes(link.attributes))
-                    for link in pb.links
-                    if len(link.trace_id) == 16 and len(link.span_id) == 8
+                # Most spans have no events or links: skip building empty tuples through generators.
+                pb_links = pb.links
+                links: tuple[SpanLink, ...] = ()
+                if pb_links:
+                    # A malformed link does not make the span bad: it is dropped and counted as dropped.
+                    links = tuple(
+                        SpanLink(link.trace_id.hex(), link.span_id.hex(), attributes(link.attributes))
+                        for link in pb_links
+                        if len(link.trace_id) == 16 and len(link.span_id) == 8
+                    )
+                pb_events = pb.events
+                events = (
+                    tuple(SpanEvent(e.name, e.time_unix_nano, attributes(e.attributes)) for e in pb_events)
+                    if pb_events
+                    else ()
                 )
-                decoded.spans.append(
+                status = pb.status
+                spans.append(
                     Span(
-                        trace_id=trace_id,
-                        span_id=span_id,
-                        parent_span_id=parent,
-                        name=pb.name,
-                        kind=pb.kind,
-                        start_ns=pb.start_time_unix_nano,
-                        end_ns=pb.end_time_unix_nano,
-                        status_code=pb.status.code,
-                        status_message=pb.status.message,
-                        attributes=attributes(pb.attributes),
-                        events=tuple(
-                            SpanEvent(e.name, e.time_unix_nano, attributes(e.attributes)) for e in pb.events
-                        ),
-                        links=links,
-                        resource=resource,
-                        trace_state=pb.trace_state,
-                        flags=pb.flags,
-                        dropped_attributes_count=pb.dropped_attributes_count,
-                        dropped_events_count=pb.dropped_events_count,
-                        dropped_links_count=pb.dropped_links_count + len(pb.links) - len(links),
+                        trace_id,
+                        span_id,
+                        parent,
+                        name,
+                        pb.kind,
+                        start,
+                        end,
+                        status.code,
+                        status.message,
+                        attributes(pb.attributes),
+                        events,
+                        links,
+                        resource,
+                        pb.trace_state,
+                        pb.flags,
+                        pb.dropped_attributes_count,
+                        pb.dropped_events_count,
+                        pb.dropped_links_count + len(pb_links) - len(links),
                     )
                 )
     return decoded
