@@ -223,11 +223,9 @@ def resolve_trace(
     tree = _Tree(trace_id, nodes)
     kept = _drop_transport_duplicates(tree, list(executions))
     request_list = list(requests)
-    # Parents first, so most spans reuse their parent's placement.
-    placements = {
-        node.span_id: tree.placement(node.span_id)
-        for node in sorted(nodes.values(), key=lambda n: len(tree.chain(n.span_id)))
-    }
+    # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
+    ordered = sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
+    placements = {node.span_id: tree.placement(node.span_id) for node in ordered}
     call_ids, linked = _link_requests(kept, request_list, placements)
 
     rounds: dict[str, dict[str, int]] = {}
@@ -237,7 +235,7 @@ def resolve_trace(
         run_rounds.setdefault(span_id, len(run_rounds) + 1)
 
     runs: dict[str, RunSummary] = {}
-    for node in sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns)):
+    for node in ordered:
         place = placements[node.span_id]
         summary = runs.get(place.run_id)
         if summary is None:
@@ -262,8 +260,9 @@ def resolve_trace(
                 end_ns=node.end_ns,
                 attributes=dict(root.attributes_for_select),
             )
-        for key, value in node.attributes_for_select.items():
-            summary.attributes.setdefault(key, value)
+        if node.attributes_for_select:
+            for key, value in node.attributes_for_select.items():
+                summary.attributes.setdefault(key, value)
         summary.n_spans += 1
         summary.start_ns = min(summary.start_ns, node.start_ns)
         summary.end_ns = max(summary.end_ns, node.end_ns)
