@@ -108,7 +108,9 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
         try:
             if request.include_existing:
                 rows = await self._read(
-                    lambda c: queries.verdicts(c, run=request.run_id or None, spec=request.spec or None)
+                    lambda c: queries.verdicts(
+                        c, run=request.run_id or None, spec=request.spec or None, limit=None
+                    )
                 )
                 for row in rows:
                     seen.add((row["run_id"], row["spec"], row["run_version"]))

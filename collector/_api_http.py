@@ -23,6 +23,7 @@ from collector._sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
 
 _QUERY_TIMEOUT_S = 10.0
+_FELL_BEHIND = "this watcher fell too far behind and was disconnected; reconnect with existing=true"
 _WATCH_LIVENESS_S = 1.0  # how often an idle watch stream checks that its client is still there
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -148,11 +149,15 @@ class HttpApi:
         await response.prepare(request)
         seen: set[tuple[str, str, int]] = set()
         try:
-            if existing:
-                for row in await self._read(lambda c: queries.verdicts(c, run=run, spec=spec)):
+            if existing:  # every stored match, not a first page: a watcher must not miss the ones between
+                for row in await self._read(lambda c: queries.verdicts(c, run=run, spec=spec, limit=None)):
                     seen.add((row["run_id"], row["spec"], row["run_version"]))
                     await response.write(json.dumps(row, default=str).encode() + b"\n")
             while True:
+                if subscription.overflowed and subscription.queue.empty():
+                    # The hub dropped this watcher for falling behind: say so instead of going quiet.
+                    await response.write(json.dumps({"error": _FELL_BEHIND}).encode() + b"\n")
+                    break
                 try:
                     verdict = await asyncio.wait_for(subscription.queue.get(), _WATCH_LIVENESS_S)
                 except TimeoutError:

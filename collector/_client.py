@@ -91,4 +91,7 @@ def stream(base: str, path: str, timeout_s: float | None) -> Iterator[dict[str, 
     with response:
         for line in response:
             if line.strip():
-                yield json.loads(line)
+                item = json.loads(line)
+                if "error" in item and "run_id" not in item:
+                    raise ServerError(f"{base}{path}: {item['error']}")
+                yield item

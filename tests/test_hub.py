@@ -1,0 +1,50 @@
+"""The verdict hub cuts off a watcher that falls behind, and marks it so the stream can say so."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from collector import _hub
+from scoring import verdict_from_dict
+
+
+def _verdict(run: str) -> object:
+    return verdict_from_dict(
+        {
+            "run_id": run,
+            "trace_id": "t",
+            "task": None,
+            "spec": "s",
+            "spec_fingerprint": "f",
+            "profile": "default",
+            "passed": True,
+            "value": 1.0,
+            "label": "pass",
+            "checks": [],
+            "missing_tools": [],
+            "additional_tools": [],
+            "failed_argument_checks": [],
+            "latency_violations": [],
+            "reason": None,
+            "run_version": 1,
+        }
+    )
+
+
+def test_a_watcher_that_falls_behind_is_dropped_and_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_hub, "_QUEUE_LIMIT", 3)
+
+    async def scenario() -> tuple[bool, int, int, bool]:
+        hub = _hub.VerdictHub(asyncio.get_running_loop())
+        slow = hub.subscribe()
+        picky = hub.subscribe(run_id="r9")
+        hub.publish([_verdict(f"r{i}") for i in range(5)])  # type: ignore[misc]
+        await asyncio.sleep(0.05)
+        return slow.overflowed, slow.queue.qsize(), hub.watchers, picky.overflowed
+
+    overflowed, queued, watchers, picky_overflowed = asyncio.run(scenario())
+    assert overflowed and queued == 3  # what fitted is still delivered before the stream says why it ends
+    assert watchers == 1  # only the watcher that kept up (here: wanted nothing yet) stays subscribed
+    assert not picky_overflowed
