@@ -67,6 +67,7 @@ _VERDICT = {
         "run_version": {"type": "integer"},
         "schema_version": {"type": "integer"},
         "scored_at": {"type": "string", "format": "date-time"},
+        "detail": {"type": "object", "description": "request/execution reconciliation, latency history"},
     },
 }
 _TASK_RESULT = {
@@ -87,6 +88,8 @@ _TASK_RESULT = {
             "pass_at_k": ["number", "null"],
             "pass_hat_k": ["number", "null"],
             "in_learning_zone": "boolean",
+            "latency": ["object", "null"],
+            "latency_passed": ["boolean", "null"],
         }.items()
     },
 }

@@ -5,6 +5,7 @@ Scorers read the stored tables, never OTLP. Everything in `_modules` is private 
 
 from scoring._aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
 from scoring._checks import CHECKS, Scoped, register_check
+from scoring._definitions import ToolDefinition
 from scoring._diff import DiffError, diff, load_results
 from scoring._evidence import Evidence, Execution, Request, Run
 from scoring._judge import judge
@@ -26,6 +27,7 @@ __all__ = [
     "Spec",
     "SpecError",
     "TaskResult",
+    "ToolDefinition",
     "Verdict",
     "aggregate",
     "diff",

@@ -8,11 +8,12 @@ unbiased estimators from n scored rollouts with c passes; undefined (None) when 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from math import comb
 from statistics import mean
 from typing import Any
 
+from scoring._latency_history import DETAIL_KEY, evaluate
 from scoring._verdict import Verdict
 
 
@@ -45,6 +46,10 @@ class TaskResult:
     pass_at_k: float | None
     pass_hat_k: float | None
     in_learning_zone: bool
+    # Latency percentiles over the task's runs (spec `latency: {p95_ms: …}`): one entry per tool,
+    # percentile and window; `latency_passed` is None when the spec sets no percentile or none applied.
+    latency: list[dict[str, Any]] = field(default_factory=list)
+    latency_passed: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,6 +67,7 @@ def aggregate(verdicts: Iterable[Verdict], k: int | None = None) -> list[TaskRes
         n, c = len(scored), sum(1 for v in scored if v.passed)
         values = [v.value for v in scored if v.value is not None]
         task_k = k if k is not None else max(n, 1)
+        latency = evaluate(v.detail[DETAIL_KEY] for v in scored if DETAIL_KEY in v.detail)
         results.append(
             TaskResult(
                 task=task,
@@ -77,6 +83,8 @@ def aggregate(verdicts: Iterable[Verdict], k: int | None = None) -> list[TaskRes
                 pass_at_k=pass_at_k(n, c, task_k),
                 pass_hat_k=pass_hat_k(n, c, task_k),
                 in_learning_zone=0 < c < n,
+                latency=latency,
+                latency_passed=all(r["satisfied"] for r in latency) if latency else None,
             )
         )
     return results

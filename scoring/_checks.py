@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from scoring._definitions import DefinitionSource, no_definitions
 from scoring._evidence import Execution, Request
 from scoring._matching import matches_subset
 from scoring._spec import Spec
@@ -24,10 +25,15 @@ class Scoped:
 
     executions: tuple[Execution, ...]
     requests: tuple[Request, ...]
+    # Tool definitions captured in the run's traces (`schema: from_trace`); read from storage on call.
+    definitions: DefinitionSource = field(default=no_definitions)
 
     @property
     def clean(self) -> tuple[Execution, ...]:
         return tuple(e for e in self.executions if e.clean)
+
+    def clean_of(self, tool: str) -> list[Execution]:
+        return [e for e in self.executions if e.clean and e.tool_name == tool]
 
 
 CheckFunction = Callable[[Spec, Scoped], list[CheckResult]]
@@ -109,8 +115,8 @@ def arguments(spec: Spec, evidence: Scoped) -> list[CheckResult]:
 
 @register_check("latency")
 def latency(spec: Spec, evidence: Scoped) -> list[CheckResult]:
-    if spec.latency is None:
-        return []
+    if spec.latency is None or spec.latency.max_ms is None:
+        return []  # percentile bounds are judged per task (scoring/_latency_history.py)
     bounds = spec.latency.max_ms
     by_bound: dict[str, list[Execution]] = {}
     for execution in evidence.clean:

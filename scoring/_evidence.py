@@ -7,10 +7,12 @@ executions through (trace_id, ingest_seq range), which DuckDB prunes by row-grou
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+
+from scoring._definitions import DefinitionLoader, DefinitionSource, no_definitions
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,10 @@ class Execution:
     duration_ms: float
     agent_path: str | None
     call_id: str | None
+    # Unix nanoseconds; 0 when unknown. Ordering, `before` and overlapping intervals need them.
+    start_ns: int = 0
+    end_ns: int = 0
+    call_id_source: str | None = None  # "span" (the tool span set it) or "request" (recovered)
 
     @property
     def clean(self) -> bool:
@@ -38,6 +44,11 @@ class Request:
     call_id: str | None
     executed: bool
     agent_path: str | None
+    span_id: str = ""  # the chat span that asked
+    position: int = 0
+    round: int | None = None  # one chat span's calls are one round (tool_requests.round)
+    execution_span_id: str | None = None  # the execution that carried it out (matched by the collector)
+    encoding: str | None = None  # gen_ai | openinference | openllmetry | text_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +69,8 @@ class Evidence:
     run: Run
     executions: tuple[Execution, ...]
     requests: tuple[Request, ...]
+    # Tool definitions captured in the run's traces; loaded only when a check calls it.
+    definitions: DefinitionSource = field(default=no_definitions)
 
 
 _RUN_COLUMNS = (
@@ -127,7 +140,8 @@ def load_evidence(
     requests: dict[str, list[Request]] = {run_id: [] for run_id in wanted}
     rows = connection.execute(
         "SELECT run_id, span_id, tool_name, arguments, arguments_raw, error, paused, from_history, "
-        "duration_ms, agent_path, call_id FROM executions "
+        "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source "
+        "FROM executions "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY start_time, span_id",
         [low, high, trace_ids],
@@ -137,18 +151,38 @@ def load_evidence(
             arguments, valid = _arguments(row[3], row[4])
             executions[row[0]].append(
                 Execution(
-                    row[1], row[2], arguments, valid, row[5], row[6], row[7], row[8] or 0.0, row[9], row[10]
+                    row[1],
+                    row[2],
+                    arguments,
+                    valid,
+                    row[5],
+                    row[6],
+                    row[7],
+                    row[8] or 0.0,
+                    row[9],
+                    row[10],
+                    start_ns=row[11] or 0,
+                    end_ns=row[12] or 0,
+                    call_id_source=row[13],
                 )
             )
     rows = connection.execute(
-        "SELECT run_id, tool_name, call_id, execution_span_id IS NOT NULL, agent_path FROM tool_requests "
+        "SELECT run_id, tool_name, call_id, execution_span_id IS NOT NULL, agent_path, span_id, position, "
+        "round, execution_span_id, encoding FROM tool_requests "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY requested_at, position",
         [low, high, trace_ids],
     ).fetchall()
     for row in rows:
         if row[0] in requests:
-            requests[row[0]].append(Request(row[1], row[2], row[3], row[4]))
+            requests[row[0]].append(Request(row[1], row[2], row[3], row[4], *row[5:10]))
+    definitions = DefinitionLoader(connection, {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs})
     return [
-        Evidence(run, tuple(executions[run.run_id]), tuple(requests[run.run_id])) for run, _, _, _ in runs
+        Evidence(
+            run,
+            tuple(executions[run.run_id]),
+            tuple(requests[run.run_id]),
+            definitions.source(run.run_id),
+        )
+        for run, _, _, _ in runs
     ]

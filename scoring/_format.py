@@ -68,7 +68,42 @@ def tasks_text(results: Sequence[TaskResult]) -> str:
     out.append(
         f"{len(results)} task/spec pair(s); {zone} in the learning zone (some rollouts pass, some fail)"
     )
+    out.extend(_latency_text(results))
     return "\n".join(out)
+
+
+def _latency_cell(entry: dict[str, object]) -> str:
+    return f"{entry['percentile']} {entry['tool']} {entry['observed_ms']:.4g}/{entry['bound_ms']:g} ms"
+
+
+def _latency_text(results: Sequence[TaskResult]) -> list[str]:
+    """Latency percentiles over each task's runs (spec latency p50_ms/p95_ms/p99_ms), one line each."""
+    rows = [
+        [
+            r.task or "-",
+            r.spec,
+            str(e["tool"]),
+            str(e["percentile"]),
+            f"{e['observed_ms']:.4g}",
+            f"{e['bound_ms']:g}",
+            str(e["n"]),
+            f"{e['window_start']} .. {e['window_end']}" if e["window_start"] else "all runs",
+            "ok" if e["satisfied"] else "FAIL",
+        ]
+        for r in results
+        for e in r.latency
+    ]
+    if not rows:
+        return []
+    header = ["TASK", "SPEC", "TOOL", "PCT", "OBSERVED MS", "BOUND MS", "N", "WINDOW", ""]
+    failed = sum(1 for row in rows if row[-1] == "FAIL")
+    return [
+        "",
+        "latency over each task's runs (nearest-rank percentiles):",
+        *_table(header, rows, {0: 32, 1: 28}),
+        "",
+        f"{len(rows)} latency bound(s); {failed} exceeded",
+    ]
 
 
 def tasks_json(results: Sequence[TaskResult]) -> str:
@@ -77,7 +112,8 @@ def tasks_json(results: Sequence[TaskResult]) -> str:
 
 def tasks_html(results: Sequence[TaskResult]) -> str:
     head = "".join(
-        f"<th>{h}</th>" for h in ("task", "spec", "passed", "pass rate", "mean", "k", "pass@k", "pass^k")
+        f"<th>{h}</th>"
+        for h in ("task", "spec", "passed", "pass rate", "mean", "k", "pass@k", "pass^k", "latency")
     )
     body = []
     for r in results:
@@ -90,6 +126,7 @@ def tasks_html(results: Sequence[TaskResult]) -> str:
             str(r.k),
             _number(r.pass_at_k),
             _number(r.pass_hat_k),
+            "; ".join(("" if e["satisfied"] else "FAIL ") + _latency_cell(e) for e in r.latency),
         ]
         style = ' class="zone"' if r.in_learning_zone else ""
         body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")

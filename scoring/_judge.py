@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from scoring import _catalogue  # noqa: F401  (registers the check catalogue after the built-ins)
 from scoring._checks import CHECKS, Scoped
 from scoring._evidence import Evidence
+from scoring._gates import additional_tools, forbidden_gate, strict_gate
+from scoring._latency_history import DETAIL_KEY, samples
+from scoring._reconcile import reconcile
 from scoring._reliability import judge_reliability
 from scoring._spec import Spec
 from scoring._verdict import CheckResult, Verdict
@@ -16,20 +22,27 @@ def _is_leader(agent_path: str | None) -> bool:
 def scoped(spec: Spec, evidence: Evidence) -> tuple[Scoped, int]:
     """The evidence the spec may see, and how many member executions `scope: leader` left out."""
     if spec.scope == "all":
-        return Scoped(evidence.executions, evidence.requests), 0
+        return Scoped(evidence.executions, evidence.requests, evidence.definitions), 0
     executions = tuple(e for e in evidence.executions if _is_leader(e.agent_path))
     requests = tuple(r for r in evidence.requests if _is_leader(r.agent_path))
-    return Scoped(executions, requests), len(evidence.executions) - len(executions)
+    return Scoped(executions, requests, evidence.definitions), len(evidence.executions) - len(executions)
 
 
-def _additional(spec: Spec, evidence: Scoped) -> list[str]:
-    """Tool names outside expected_tools ∪ arguments: clean executions, or every attempt if counted."""
-    allowed = set(spec.expected_tools or []) | set(spec.arguments or {})
-    names = {e.tool_name for e in evidence.clean}
-    if spec.counts_attempts:
-        names |= {e.tool_name for e in evidence.executions if (e.error or e.paused) and not e.from_history}
-        names |= {r.tool_name for r in evidence.requests if not r.executed}
-    return sorted(name for name in names if name and name not in allowed)
+def _nothing_applied(spec: Spec) -> list[str]:
+    """Why a spec made no check on this run: its checks apply only to tools that ran (or per task)."""
+    conditional = []
+    if spec.latency is not None and spec.latency.max_ms is not None:
+        conditional.append("a latency bound")
+    if spec.schema_ is not None:
+        conditional.append("a schema")
+    notes = (
+        [f"no check applied: no clean execution of a tool with {' or '.join(conditional)}"]
+        if conditional
+        else []
+    )
+    if spec.latency is not None and spec.latency.percentiles:
+        notes.append("latency percentiles are judged per task over its runs (tracescore report)")
+    return notes
 
 
 def judge(spec: Spec, evidence: Evidence) -> Verdict:
@@ -39,37 +52,36 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
     checks: list[CheckResult] = []
     for check in CHECKS.values():
         checks.extend(check(spec, view))
-    additional = _additional(spec, view)
-    strict_failed = not spec.allows_additional and bool(additional)
-    gates: tuple[CheckResult, ...] = ()
-    if not spec.allows_additional:
-        detail = f"unexpected tools: {', '.join(additional)}" if additional else "no unexpected tools"
-        gates = (
-            CheckResult(
-                "strict", "additional_tools", not strict_failed, detail, expected=spec.counts_attempts
-            ),
-        )
+    additional = additional_tools(spec, view)
+    gates = tuple(g for g in (strict_gate(spec, additional), forbidden_gate(spec, view)) if g is not None)
+    failed_gates = [g for g in gates if not g.satisfied]
 
     notes = []
     if not evidence.executions:  # at all: a leader-scoped run whose members ran tools had executions
         notes.append("run has no tool executions")
     notes.extend(c.detail for c in checks if not c.satisfied and c.kind != "latency")
-    if strict_failed:
-        notes.append(f"unexpected tools not allowed: {', '.join(additional)}")
+    for gate in failed_gates:
+        notes.append(
+            f"unexpected tools not allowed: {', '.join(additional)}" if gate.kind == "strict" else gate.detail
+        )
     notes.extend(c.detail for c in checks if not c.satisfied and c.kind == "latency")
-    if not checks:  # only latency bounds, none of which applied: nothing failed, nothing to measure
-        notes.append("no check applied: no clean execution of a tool with a latency bound")
+    if not checks:
+        notes.extend(_nothing_applied(spec))
     if left_out:
         notes.append(f"{left_out} member execution(s) left out (scope: leader)")
 
     satisfied = sum(1 for c in checks if c.satisfied)
     value = satisfied / len(checks) if checks else None
-    passed = satisfied == len(checks) and not strict_failed
+    passed = satisfied == len(checks) and not failed_gates
     missing = tuple(
         f"{c.target} ({'; '.join(c.observed)})" if c.observed else c.target
         for c in checks
         if c.kind == "expected_tool" and not c.satisfied
     )
+    detail: dict[str, Any] = {"reconciliation": reconcile(view)}
+    history = samples(spec, view)
+    if history is not None:
+        detail[DETAIL_KEY] = history
     return Verdict(
         run_id=evidence.run.run_id,
         trace_id=evidence.run.trace_id,
@@ -92,4 +104,5 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
         reason="; ".join(notes) or None,
         run_version=evidence.run.version,
         gates=gates,
+        detail=detail,
     )

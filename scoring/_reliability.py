@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scoring._matching import matches_subset
+from scoring._reconcile import reconcile
 from scoring._verdict import CheckResult, Verdict
 
 if TYPE_CHECKING:
@@ -117,4 +118,5 @@ def judge_reliability(spec: Spec, evidence: Evidence) -> Verdict:
         reason="; ".join(notes) or None,
         run_version=evidence.run.version,
         gates=gates,
+        detail={"reconciliation": reconcile(view)},
     )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import math
+import types
+import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import yaml
 from pydantic import (
@@ -18,8 +19,22 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
+)
+
+from scoring._json import not_json
+from scoring._jsonschema import schema_problem
+from scoring._spec_catalogue import (
+    PERCENTILES,
+    ArgumentRules,
+    CallCount,
+    Parallel,
+    Trajectory,
+    check_bounds,
+    check_tool_names,
+    window_seconds,
 )
 
 ArgumentSpec = dict[str, Any]
@@ -36,25 +51,77 @@ class Latency(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Strict: `true` or "5" is a mistake in a spec file, not a 1 ms or 5 ms bound.
-    max_ms: dict[str, StrictFloat | StrictInt] = Field(
-        description='upper bound per tool in milliseconds; "*" applies to every tool not named'
+    max_ms: dict[str, StrictFloat | StrictInt] | None = Field(
+        default=None,
+        description='upper bound per tool in milliseconds; "*" applies to every tool not named',
     )
+    # Percentile bounds are judged per task over its runs (the task aggregates), not per run.
+    p50_ms: dict[str, StrictFloat | StrictInt] | None = None
+    p95_ms: dict[str, StrictFloat | StrictInt] | None = None
+    p99_ms: dict[str, StrictFloat | StrictInt] | None = None
+    window: str | None = None
 
-    @field_validator("max_ms")
+    @field_validator("max_ms", "p50_ms", "p95_ms", "p99_ms")
     @classmethod
-    def _positive(cls, bounds: dict[str, float]) -> dict[str, float]:
-        for tool, bound in bounds.items():
-            if not bound > 0:  # NaN too
-                raise ValueError(f"max_ms for {tool!r} must be greater than 0, got {bound}")
-        if not bounds:
-            raise ValueError('max_ms is empty: name at least one tool (or "*") and its bound')
+    def _positive(cls, bounds: dict[str, float] | None, info: ValidationInfo) -> dict[str, float] | None:
+        check_bounds(str(info.field_name), bounds)
         return bounds
+
+    @field_validator("window")
+    @classmethod
+    def _duration(cls, window: str | None) -> str | None:
+        if window is not None:
+            window_seconds(window)
+        return window
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Latency:
+        if self.max_ms is None and not self.percentiles:
+            raise ValueError("give max_ms (per run) or p50_ms, p95_ms, p99_ms (per task over its runs)")
+        if self.window is not None and not self.percentiles:
+            raise ValueError("window groups runs for percentile bounds: give p50_ms, p95_ms or p99_ms too")
+        return self
+
+    @property
+    def percentiles(self) -> dict[str, dict[str, float]]:
+        """Percentile bounds given, keyed p50_ms / p95_ms / p99_ms."""
+        return {k: v for k in PERCENTILES if (v := getattr(self, k)) is not None}
+
+
+# Keys of the check catalogue (issue 6, docs/checks.md). profile reliability_eval refuses them all:
+# Agno's ReliabilityEval has none of these checks.
+CATALOGUE_KEYS = (
+    "schema",
+    "argument_rules",
+    "calls",
+    "forbidden_tools",
+    "trajectory",
+    "before",
+    "parallel",
+    "expect_no_tool_calls",
+    "expect_tool_call",
+    "require_executions_for_requests",
+)
+
+
+def _bare_string(value: Any) -> Any:
+    if isinstance(value, str):
+        raise ValueError(f"must be a list of tool names, not the bare string {value!r} (write [{value}])")
+    return value
+
+
+def _only_true(value: Any) -> Any:
+    if value is not True:
+        raise ValueError(f"the only value is true (got {json.dumps(value)}): to turn it off, remove the key")
+    return value
 
 
 class Spec(BaseModel):
     """One scoring spec. Unknown keys are refused: a misspelt key must not silently check nothing."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # `schema` is a spec key but also a (deprecated) BaseModel method: the field is `schema_` in Python
+    # and `schema` everywhere else (files, dumps, the fingerprint).
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
     name: str = Field(min_length=1)
     select: dict[str, SelectValue] = Field(default_factory=dict)
@@ -65,19 +132,94 @@ class Spec(BaseModel):
     strict_counts: Literal["executions", "attempts"] | None = None
     latency: Latency | None = None
     profile: Literal["default", "reliability_eval"] = "default"
+    # The check catalogue.
+    schema_: dict[str, dict[str, Any]] | Literal["from_trace"] | None = Field(default=None, alias="schema")
+    argument_rules: dict[str, ArgumentRules] | None = None
+    calls: dict[str, CallCount] | None = None
+    forbidden_tools: list[str] | None = None
+    trajectory: Trajectory | None = None
+    before: list[tuple[str, str]] | None = None
+    parallel: Parallel | None = None
+    expect_no_tool_calls: Literal[True] | None = None
+    expect_tool_call: Literal[True] | None = None
+    require_executions_for_requests: Literal[True] | None = None
 
-    @field_validator("expected_tools", mode="before")
+    @field_validator("expected_tools", "forbidden_tools", mode="before")
     @classmethod
     def _not_a_bare_string(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            raise ValueError(f"must be a list of tool names, not the bare string {value!r} (write [{value}])")
-        return value
+        return _bare_string(value)
 
-    @field_validator("expected_tools")
+    @field_validator(
+        "expect_no_tool_calls", "expect_tool_call", "require_executions_for_requests", mode="before"
+    )
+    @classmethod
+    def _true(cls, value: Any) -> Any:
+        return _only_true(value)
+
+    @field_validator("expected_tools", "forbidden_tools")
     @classmethod
     def _names(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and any(not name for name in value):
-            raise ValueError("tool names must not be empty")
+        if value is not None:
+            check_tool_names(value)
+        return value
+
+    @field_validator("forbidden_tools")
+    @classmethod
+    def _some_forbidden(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("forbidden_tools is empty: name at least one tool, or remove the key")
+        return value
+
+    @field_validator("argument_rules", "calls")
+    @classmethod
+    def _tool_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        check_tool_names(value or {})
+        return value
+
+    @field_validator("before", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> Any:
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            raise ValueError(f"before is a list of [A, B] pairs: write [{json.dumps(value)}]")
+        return value
+
+    @field_validator("before")
+    @classmethod
+    def _pair_names(cls, value: list[tuple[str, str]] | None) -> list[tuple[str, str]] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("before is empty: give at least one [A, B] pair, or remove the key")
+            check_tool_names(name for pair in value for name in pair)
+        return value
+
+    @field_validator("schema_", mode="before")
+    @classmethod
+    def _schema_shape(cls, value: Any) -> Any:
+        # One clear message instead of one per branch of the union.
+        shape = "must be {TOOL: <JSON Schema object>} or from_trace"
+        if isinstance(value, str) and value != "from_trace":
+            raise ValueError(f"{shape}, not {value!r}")
+        if value is not None and not isinstance(value, str | dict):
+            raise ValueError(f"{shape}, not {json.dumps(value, default=str)}")
+        for tool, schema in value.items() if isinstance(value, dict) else ():
+            if not isinstance(schema, dict):
+                raise ValueError(f"{shape}: the schema of {tool!r} is not an object")
+        return value
+
+    @field_validator("schema_")
+    @classmethod
+    def _schemas(
+        cls, value: dict[str, dict[str, Any]] | str | None
+    ) -> dict[str, dict[str, Any]] | str | None:
+        if isinstance(value, dict):
+            if not value:
+                raise ValueError("schema is empty: give {TOOL: <JSON Schema>} or from_trace")
+            for tool, schema in value.items():
+                if not tool:
+                    raise ValueError("tool names must not be empty")
+                problem = not_json(schema) or schema_problem(schema)
+                if problem:
+                    raise ValueError(f"{tool}: {problem}")
         return value
 
     @field_validator("arguments")
@@ -90,7 +232,7 @@ class Spec(BaseModel):
                 raise ValueError("tool names must not be empty")
             for spec in specs if isinstance(specs, list) else [specs]:
                 for key, expected in spec.items():
-                    problem = _not_json(expected)
+                    problem = not_json(expected)
                     if problem:
                         raise ValueError(
                             f"{tool}.{key}: {problem}, which no JSON argument can equal "
@@ -107,16 +249,55 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
-        if reliability and self.latency is not None:
+        if reliability:
+            for key in ("latency", *CATALOGUE_KEYS):
+                if self.catalogue_value(key) is not None:
+                    raise ValueError(
+                        f"{key} is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
+                        f"{key} check): remove it, or use profile: default"
+                    )
+        if self.expect_no_tool_calls and self.expect_tool_call:
+            raise ValueError("expect_no_tool_calls and expect_tool_call contradict each other: keep one")
+        if self.expect_no_tool_calls and self.expected_tools:
             raise ValueError(
-                "latency is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
-                "latency check): remove it, or use profile: default"
+                "expect_no_tool_calls contradicts expected_tools (an expected tool must run): keep one"
             )
-        has_checks = bool(self.expected_tools) or bool(self.arguments) or self.latency is not None
+        both = set(self.forbidden_tools or []) & self.expected_names
+        if both:
+            raise ValueError(
+                f"{', '.join(sorted(both))} both forbidden and expected: remove it from forbidden_tools "
+                "or from the checks that expect it"
+            )
+        has_checks = (
+            bool(self.expected_tools)
+            or bool(self.arguments)
+            or self.latency is not None
+            or any(self.catalogue_value(key) is not None for key in CATALOGUE_KEYS)
+        )
         polices = reliability and self.expected_tools is not None
         if not has_checks and not polices:
-            raise ValueError("this spec checks nothing: add expected_tools, arguments or latency")
+            raise ValueError(
+                "this spec checks nothing: add expected_tools, arguments or latency, or a check from "
+                "docs/checks.md"
+            )
         return self
+
+    def catalogue_value(self, key: str) -> Any:
+        """The value of a spec key by its spec-file name (`schema` is the field `schema_`)."""
+        return getattr(self, "schema_" if key == "schema" else key)
+
+    @property
+    def expected_names(self) -> set[str]:
+        """Tools the spec expects to run: never "additional" in strict mode (a cap of 0 expects none)."""
+        names = set(self.expected_tools or []) | set(self.arguments or {}) | set(self.argument_rules or {})
+        names |= {tool for tool, count in (self.calls or {}).items() if count.bounds[1] != 0}
+        if isinstance(self.schema_, dict):
+            names |= set(self.schema_)
+        if self.trajectory is not None:
+            names |= {item.tool for item in self.trajectory.tools}
+        names |= {name for pair in self.before or [] for name in pair}
+        names |= set(self.parallel.tools if self.parallel else [])
+        return names
 
     @property
     def allows_additional(self) -> bool:
@@ -136,7 +317,7 @@ class Spec(BaseModel):
 
     def canonical(self) -> dict[str, Any]:
         """The spec as data, with only what changes no verdict normalised away."""
-        data = self.model_dump(mode="json", exclude_none=True)
+        data = self.model_dump(mode="json", exclude_none=True, by_alias=True)
         if "expected_tools" in data:
             data["expected_tools"] = sorted(set(data["expected_tools"]))
         return data
@@ -146,21 +327,6 @@ class Spec(BaseModel):
         """sha256 of the canonical JSON: key order and the order of expected_tools do not change it."""
         text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _not_json(value: Any) -> str | None:
-    """Why a spec value is not a JSON value (YAML also makes dates, times and NaN), or None."""
-    if value is None or isinstance(value, str | bool | int):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"{value} is not a JSON number"
-    if isinstance(value, list):
-        return next((p for p in map(_not_json, value) if p), None)
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            return "an object key is not a string"
-        return next((p for p in map(_not_json, value.values()) if p), None)
-    return f"{value!r} is a {type(value).__name__}, not a JSON value"
 
 
 def _documents(path: Path) -> list[Any]:
@@ -181,8 +347,38 @@ def _location(error: Any) -> str:
     return ".".join(str(part) for part in error["loc"]) or "(spec)"
 
 
+def _keys(model: type[BaseModel]) -> list[str]:
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def _members(annotation: Any) -> list[Any]:
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    return [annotation]
+
+
+def _step(annotation: Any, part: Any) -> Any:
+    """The type found one step (a key, an index) inside a value of this type, or None."""
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            for name, field in member.model_fields.items():
+                if (field.alias or name) == part:
+                    return field.annotation
+        origin = typing.get_origin(member)
+        if origin is dict:
+            return typing.get_args(member)[1]
+        if origin in (list, tuple):
+            return typing.get_args(member)[0]
+    return None
+
+
 def _unknown_key(loc: tuple[Any, ...]) -> str:
-    known = list(Latency.model_fields if loc[:1] == ("latency",) else Spec.model_fields)
+    """An unknown key, and the keys known where it was found (argument_rules.T.values.K nests models)."""
+    annotation: Any = Spec
+    for part in loc[:-1]:
+        annotation = _step(annotation, part)
+    models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+    known = _keys(models[0] if models else Spec)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return f"unknown key; {hint}known keys are {', '.join(known)}"

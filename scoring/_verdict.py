@@ -41,6 +41,9 @@ class Verdict:
     reason: str | None
     run_version: int
     gates: tuple[CheckResult, ...] = field(default=())
+    # What the run did beyond pass/fail: `reconciliation` of requests and executions (every verdict),
+    # `latency_history` samples for per-task percentiles (specs with p50_ms/p95_ms/p99_ms).
+    detail: dict[str, Any] = field(default_factory=dict)
     schema_version: int = VERDICT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

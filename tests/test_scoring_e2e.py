@@ -207,6 +207,8 @@ def test_a_clean_matching_call_passes_with_the_exact_verdict(scored: dict[str, A
     verdict = scored["verdicts"][(run, "cutoff")]
     fingerprint = verdict.pop("spec_fingerprint")
     assert len(fingerprint) == 64
+    span_id = verdict["detail"]["reconciliation"]["calls"][0]["span_id"]
+    assert len(span_id) == 16
     assert verdict == {
         "run_id": run,
         "trace_id": verdict["trace_id"],
@@ -250,6 +252,30 @@ def test_a_clean_matching_call_passes_with_the_exact_verdict(scored: dict[str, A
                 "observed": None,
             }
         ],
+        # issue 6: every verdict's detail reconciles requests with executions
+        "detail": {
+            "reconciliation": {
+                "counts": {
+                    "clean": 1,
+                    "errored": 0,
+                    "paused": 0,
+                    "requested_never_executed": 0,
+                    "executed_without_request": 1,
+                    "from_history": 0,
+                },
+                "requests_captured": False,
+                "calls": [
+                    {
+                        "tool": "lookup_shipping_cutoff",
+                        "state": "clean",
+                        "span_id": span_id,
+                        "call_id": None,
+                        "request": None,
+                        "matched_by": None,
+                    }
+                ],
+            }
+        },
         "schema_version": 1,
     }
 

@@ -1,0 +1,240 @@
+"""Spec models of the check catalogue (issue 6; docs/checks.md): argument rules, counts, trajectories,
+parallel rounds, latency percentiles. Every model refuses unknown keys, like the spec itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
+
+from scoring._json import not_json
+
+Number = StrictFloat | StrictInt
+
+
+def check_tool_names(names: Any) -> None:
+    if any(not name for name in names):
+        raise ValueError("tool names must not be empty")
+
+
+class Rule(BaseModel):
+    """One argument's acceptable values, BFCL style. Constraints that are given must all hold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    any_of: list[Any] | None = None
+    optional: StrictBool | None = None
+    normalize: StrictBool | None = None
+    regex: str | None = None
+    range: tuple[Number | None, Number | None] | None = None
+    tolerance: Number | None = None
+    ignore: StrictBool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"a rule is a mapping such as {{any_of: [{_yaml(value)}]}}, not the bare value {_yaml(value)}"
+            )
+        return value
+
+    @field_validator("any_of")
+    @classmethod
+    def _values(cls, values: list[Any] | None) -> list[Any] | None:
+        if values is not None:
+            if not values:
+                raise ValueError("any_of is empty: no value could ever match; list at least one")
+            problem = not_json(values)
+            if problem:
+                raise ValueError(f"{problem}, which no JSON argument can equal (in YAML, quote dates)")
+        return values
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"regex {pattern!r} does not compile: {exc}") from exc
+        return pattern
+
+    @field_validator("tolerance")
+    @classmethod
+    def _non_negative(cls, tolerance: float | None) -> float | None:
+        if tolerance is not None and not tolerance >= 0:  # NaN too
+            raise ValueError(f"tolerance must be 0 or more, got {tolerance}")
+        return tolerance
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Rule:
+        constraints = [k for k in ("any_of", "normalize", "regex", "range", "tolerance") if getattr(self, k)]
+        if self.ignore and (constraints or self.optional is not None):
+            raise ValueError(
+                f"ignore: true accepts anything, so {', '.join(constraints) or 'optional'} "
+                "would never be checked: keep one of them"
+            )
+        for knob in ("normalize", "tolerance"):
+            if getattr(self, knob) is not None and self.any_of is None:
+                raise ValueError(f"{knob} changes how any_of values compare: give any_of too")
+        if self.range is not None:
+            low, high = self.range
+            if low is None and high is None:
+                raise ValueError("range [null, null] bounds nothing: give lo, hi or both")
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"range [{low}, {high}] is empty: lo must not exceed hi")
+        return self
+
+
+def _yaml(value: Any) -> str:
+    return (
+        repr(value)
+        if isinstance(value, str)
+        else str(value).lower()
+        if isinstance(value, bool)
+        else str(value)
+    )
+
+
+def check_rule_keys(values: dict[str, Rule]) -> dict[str, Rule]:
+    for key in values:
+        if not key or any(not part for part in key.split(".")):
+            raise ValueError(f"argument key {key!r} is not a key or dotted path (write filter.region)")
+    return values
+
+
+class ArgumentRules(BaseModel):
+    """`argument_rules: {TOOL: {mode, values}}`: some clean execution meets every rule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["subset", "exact"] = "subset"
+    values: dict[str, Rule]
+
+    @field_validator("values")
+    @classmethod
+    def _keys(cls, values: dict[str, Rule]) -> dict[str, Rule]:
+        return check_rule_keys(values)
+
+
+class TrajectoryItem(BaseModel):
+    """One expected call of a trajectory: a tool name, optionally with argument rules (subset match)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool: str = Field(min_length=1)
+    values: dict[str, Rule] = Field(default_factory=dict)
+
+    @field_validator("values")
+    @classmethod
+    def _keys(cls, values: dict[str, Rule]) -> dict[str, Rule]:
+        return check_rule_keys(values)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        # A bare tool name is the common case; it is the same item as {tool: NAME}.
+        if isinstance(value, str):
+            if not value:
+                raise ValueError("tool names must not be empty")
+            return {"tool": value}
+        return value
+
+
+class Trajectory(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["strict", "unordered", "subset", "superset"]
+    tools: list[TrajectoryItem]
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> Trajectory:
+        if self.mode == "superset" and not self.tools:
+            raise ValueError("superset of an empty trajectory is always satisfied: list the calls expected")
+        return self
+
+
+class CallCount(BaseModel):
+    """`calls: {TOOL: {min, max}}` or `{exactly}`: how many clean executions a tool may have."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min: StrictInt | None = Field(default=None, ge=0)
+    max: StrictInt | None = Field(default=None, ge=0)
+    exactly: StrictInt | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> CallCount:
+        if self.exactly is not None and (self.min is not None or self.max is not None):
+            raise ValueError("exactly cannot be combined with min or max: give one form")
+        if self.exactly is None and self.min is None and self.max is None:
+            raise ValueError("give min, max (or both) or exactly")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is greater than max {self.max}")
+        return self
+
+    @property
+    def bounds(self) -> tuple[int, int | None]:
+        if self.exactly is not None:
+            return self.exactly, self.exactly
+        return self.min or 0, self.max
+
+
+class Parallel(BaseModel):
+    """`parallel: {tools, max_rounds}`: every listed tool ran cleanly, all within max_rounds rounds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: list[str] = Field(min_length=1)
+    max_rounds: StrictInt = Field(default=1, ge=1)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _not_a_bare_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(f"must be a list of tool names, not the bare string {value!r} (write [{value}])")
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        check_tool_names(value)
+        return value
+
+
+_WINDOW = re.compile(r"^([1-9][0-9]*)(s|m|h|d)$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+Percentile = Literal["p50_ms", "p95_ms", "p99_ms"]
+PERCENTILES: dict[str, int] = {"p50_ms": 50, "p95_ms": 95, "p99_ms": 99}
+
+
+def window_seconds(window: str) -> int:
+    match = _WINDOW.match(window)
+    if match is None:
+        raise ValueError(f"window {window!r} is not a duration such as 30s, 15m, 1h or 1d")
+    return int(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+def check_bounds(name: str, bounds: dict[str, float] | None) -> None:
+    if bounds is None:
+        return
+    if not bounds:
+        raise ValueError(f'{name} is empty: name at least one tool (or "*") and its bound')
+    for tool, bound in bounds.items():
+        if not bound > 0:  # NaN too
+            raise ValueError(f"{name} for {tool!r} must be greater than 0, got {bound}")
+        if not tool:
+            raise ValueError("tool names must not be empty")

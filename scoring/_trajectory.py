@@ -1,0 +1,119 @@
+"""`trajectory` (the sequence of clean executions against a reference) and `before` (ordering pairs).
+
+Unordered, subset and superset pair expected calls with executions by maximum bipartite matching:
+agentevals' set modes and BFCL's parallel checker take the first execution that fits, which gives false
+negatives when acceptable values overlap (reference: [f(x∈{1,2}), f(x∈{1})] against [f(1), f(2)]).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scoring._bipartite import matching_size, max_matching
+from scoring._checks import Scoped, register_check
+from scoring._evidence import Execution
+from scoring._rules import compact, rules_failures
+from scoring._spec import Spec
+from scoring._spec_catalogue import TrajectoryItem
+from scoring._verdict import CheckResult
+
+
+def item_matches(item: TrajectoryItem, call: Execution) -> bool:
+    """Same tool, and the call meets the item's argument rules (extra keys are fine)."""
+    return call.tool_name == item.tool and not rules_failures(
+        item.values, "subset", call.arguments, call.arguments_valid
+    )
+
+
+def describe(item: TrajectoryItem) -> str:
+    if not item.values:
+        return item.tool
+    values = {k: r.model_dump(mode="json", exclude_none=True) for k, r in item.values.items()}
+    return f"{item.tool} {compact(values)}"
+
+
+def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:
+    return sorted((e for e in executions if e.clean), key=lambda e: e.start_ns)  # stable on ties
+
+
+def _strict(items: list[TrajectoryItem], calls: list[Execution]) -> str | None:
+    for position, (item, call) in enumerate(zip(items, calls, strict=False), start=1):
+        if not item_matches(item, call):
+            return (
+                f"position {position}: expected {describe(item)}, got {call.tool_name} (call {call.span_id})"
+            )
+    if len(items) != len(calls):
+        return f"{len(calls)} clean call(s) for {len(items)} expected"
+    return None
+
+
+def _matched(
+    mode: str, items: list[TrajectoryItem], calls: list[Execution]
+) -> tuple[str | None, dict[str, Any]]:
+    edges = [[j for j, call in enumerate(calls) if item_matches(item, call)] for item in items]
+    pairing = max_matching(len(items), len(calls), edges)
+    used = {j for j in pairing if j >= 0}
+    missing = [describe(items[i]) for i, j in enumerate(pairing) if j < 0]
+    extra = [f"{c.tool_name} (call {c.span_id})" for j, c in enumerate(calls) if j not in used]
+    problems = []
+    if missing and mode in ("unordered", "superset"):
+        problems.append(f"expected call(s) with no matching clean execution: {', '.join(missing)}")
+    if extra and mode in ("unordered", "subset"):
+        problems.append(f"clean call(s) not in the reference: {', '.join(extra)}")
+    observed = {"unmatched_expected": missing, "unmatched_calls": extra, "matched": matching_size(pairing)}
+    return ("; ".join(problems) or None), observed
+
+
+_MEANING = {
+    "strict": "the same sequence",
+    "unordered": "the same calls in any order",
+    "subset": "only calls from the reference",
+    "superset": "every reference call",
+}
+
+
+@register_check("trajectory")
+def trajectory(spec: Spec, evidence: Scoped) -> list[CheckResult]:
+    if spec.trajectory is None:
+        return []
+    mode, items = spec.trajectory.mode, list(spec.trajectory.tools)
+    calls = _in_order(evidence.executions)
+    observed: dict[str, Any] = {"calls": [c.tool_name for c in calls]}
+    if mode == "strict":
+        problem = _strict(items, calls)
+    else:
+        problem, matching = _matched(mode, items, calls)
+        observed.update(matching)
+    detail = f"trajectory ({mode}): " + (problem or f"{len(calls)} clean call(s) are {_MEANING[mode]}")
+    expected = spec.trajectory.model_dump(mode="json", exclude_none=True)
+    return [CheckResult("trajectory", mode, problem is None, detail, expected=expected, observed=observed)]
+
+
+def _first_before(earlier: list[Execution], later: list[Execution]) -> tuple[Execution, Execution] | None:
+    """Some execution of `earlier` that ends no later than some (other) execution of `later` starts."""
+    if not earlier or not later:
+        return None
+    if any(a is b for a in earlier for b in later):  # the same tool on both sides: distinct calls
+        return next(((a, b) for a in earlier for b in later if a is not b and a.end_ns <= b.start_ns), None)
+    first = min(earlier, key=lambda e: e.end_ns)
+    last = max(later, key=lambda e: e.start_ns)
+    return (first, last) if first.end_ns <= last.start_ns else None
+
+
+@register_check("before")
+def before(spec: Spec, evidence: Scoped) -> list[CheckResult]:
+    """One check per pair [A, B]: some clean A ends before (or as) some clean B starts."""
+    results = []
+    for a, b in spec.before or []:
+        first, then = evidence.clean_of(a), evidence.clean_of(b)
+        pair = _first_before(first, then)
+        if pair is not None:
+            detail = f"{a} (call {pair[0].span_id}) ended before {b} (call {pair[1].span_id}) started"
+        elif not first or not then:
+            absent = [name for name, calls in ((a, first), (b, then)) if not calls]
+            detail = f"{a} before {b}: no clean execution of {' or '.join(dict.fromkeys(absent))}"
+        else:
+            detail = f"no clean {a} ended before a clean {b} started"
+        observed = {a: len(first), b: len(then)} if a != b else {a: len(first)}
+        results.append(CheckResult("before", f"{a} < {b}", pair is not None, detail, [a, b], observed))
+    return results
