@@ -214,6 +214,31 @@ def _diff_parser(sub: Subparsers) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
+def _export_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "export", help="write spans and verdicts as hive-partitioned Parquet (ClickHouse otel_traces columns)"
+    )
+    p.add_argument(
+        "--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file (serve must be stopped)"
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="directory; otel_traces/ and scores/ are added to it"
+    )
+    p.add_argument("--since", type=_datetime, help="only spans that started at or after this time (ISO 8601)")
+    p.add_argument("--until", type=_datetime, help="only spans that started before this time (ISO 8601)")
+
+
+def _datetime(text: str) -> object:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO 8601 time such as 2026-12-01T00:00, got {text!r}"
+        ) from exc
+
+
 def _doctor_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "doctor", help="check ports, the database lock, WAL state, disk and specs; say what to fix"
@@ -249,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         _diff_parser,
         _sql_parser,
         _watch_parser,
+        _export_parser,
         _doctor_parser,
     ):
         add(sub)
@@ -272,6 +298,23 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run_demo(args.db, resolve_serve_settings({}))
 
 
+def _run_export(args: argparse.Namespace) -> int:
+    from collector._client import discover
+    from collector._export import export
+
+    if discover(args.db, None) is not None:
+        raise UserError(
+            f"{args.db} is held by a running tracescore serve; export reads the file itself (its locked-down "
+            "SQL cannot write files): stop the server first, or export from a copy of the file"
+        )
+    result = export(args.db, args.out, args.since, args.until)
+    print(
+        f"exported {result.spans} spans and {result.scores} verdicts in {len(result.files)} file(s) "
+        f"under {args.out}"
+    )
+    return 0
+
+
 def _run_doctor(args: argparse.Namespace) -> int:
     from collector._doctor import run_doctor
 
@@ -286,6 +329,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "doctor": _run_doctor,
+    "export": _run_export,
     "demo": _run_demo,
     "serve": _run_serve,
     "score": commands.run_score,
