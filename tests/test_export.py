@@ -103,7 +103,8 @@ def test_the_layout_is_hive_partitioned_and_complete(store: Path) -> None:
         duckdb.connect()
         .execute(
             "SELECT ServiceName, count(*) "
-            f"FROM read_parquet('{store}/otel_traces/**/*.parquet', hive_partitioning=true) GROUP BY 1 ORDER BY 1"
+            f"FROM read_parquet('{store}/otel_traces/**/*.parquet', hive_partitioning=true) "
+            "GROUP BY 1 ORDER BY 1"
         )
         .fetchall()
     )
