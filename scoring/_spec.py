@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from functools import cached_property
 import json
 import types
 import typing
@@ -322,9 +323,12 @@ class Spec(BaseModel):
             data["expected_tools"] = sorted(set(data["expected_tools"]))
         return data
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """sha256 of the canonical JSON: key order and the order of expected_tools do not change it."""
+        """sha256 of the canonical JSON: key order and the order of expected_tools do not change it.
+
+        Cached: a spec is frozen, and every verdict carries its fingerprint (recomputing it was a third
+        of the cost of judging a run)."""
         text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
