@@ -21,6 +21,7 @@ from collector._openapi import OPENAPI
 from collector._services import Services
 from collector._sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
+from scoring._report import BUCKETS, SECTIONS, ReportError, build_report, sections
 
 _QUERY_TIMEOUT_S = 10.0
 _FELL_BEHIND = "this watcher fell too far behind and was disconnected; reconnect with existing=true"
@@ -240,5 +241,29 @@ class HttpApi:
         task, k = payload.get("task"), payload.get("k")
         if k is not None and (not isinstance(k, int) or k < 1):
             return _problem(400, "k: expected a whole number ≥ 1")
-        verdicts = await self._read(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
-        return _json([r.to_dict() for r in aggregate(verdicts, k=k)])
+        include = payload.get("include")
+        if include is None:  # the original answer: the task results alone
+            verdicts = await self._read(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
+            return _json([r.to_dict() for r in aggregate(verdicts, k=k)])
+        bucket = payload.get("history_bucket", "auto")
+        if not isinstance(include, list) or not all(isinstance(i, str) for i in include):
+            return _problem(400, f"include: expected a list of {', '.join(SECTIONS)} or all")
+        if not isinstance(bucket, str):
+            return _problem(400, f"history_bucket: expected auto, {', '.join(BUCKETS)}")
+        try:
+            chosen = sections(include)
+        except ReportError as exc:
+            return _problem(400, f"include: {exc}")
+
+        def build(cursor: Any) -> dict[str, Any]:
+            verdicts = list(score_runs(cursor, specs, task_id=task))
+            return build_report(
+                cursor, specs, verdicts, task=task, k=k, include=chosen, history_bucket=bucket
+            ).to_dict()
+
+        try:
+            return _json(await self._read(build, timeout_s=300))
+        except ReportError as exc:
+            return _problem(400, f"history_bucket: {exc}")
+        except queries.QueryTimeout as exc:
+            return _problem(504, str(exc))

@@ -133,10 +133,23 @@ def _mcp(span: Span) -> _Content | None:
     )
 
 
+# OpenInference's OpenAI Agents processor records a handoff as a TOOL span `handoff to {agent}` with no
+# `tool.name`; its input.value is the agent handing off (not arguments), output.value the one taking over.
+_OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+
+
 def _openinference(span: Span) -> _Content | None:
     attrs = span.attributes
     if attrs.get("openinference.span.kind") != "TOOL":
         return None
+    if (
+        span.resource.scope_name == _OPENAI_AGENTS_SCOPE
+        and "tool.name" not in attrs
+        and span.name.startswith("handoff to ")
+    ):
+        return _Content(
+            "openinference", span.name, NO_ARGUMENTS, parse_result(attrs.get("output.value")), None
+        )
     raw_args = _first_present(attrs, "input.value", "tool.parameters")
     return _Content(
         "openinference",

@@ -15,6 +15,28 @@ class DatabaseError(RuntimeError):
 
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>\S+) \(PID (?P<pid>\d+)\)")
+_WAL_HEAD_BYTES = 16
+
+
+def _unreplayable_wal(path: Path, why: str) -> DatabaseError:
+    return DatabaseError(
+        f"{path}: the write-ahead log {path}.wal could not be replayed ({why}). Nothing was deleted. "
+        f"Keep a copy of both files; to start anyway, move {path}.wal aside (its unreplayed changes "
+        "are then lost) and start again."
+    )
+
+
+def _check_wal(path: Path) -> None:
+    """Refuse a WAL whose first bytes are zeros (blocks a file system lost in a crash): DuckDB takes it
+    for an empty log, opens without a word and overwrites it at the next commit, losing all it held.
+    Any other damage DuckDB reports itself, and explain_open_error words it the same way."""
+    try:
+        with path.with_name(path.name + ".wal").open("rb") as wal:
+            head = wal.read(_WAL_HEAD_BYTES)
+    except FileNotFoundError:
+        return
+    if head and not any(head):
+        raise _unreplayable_wal(path, "it begins with zero bytes, so DuckDB would take it for empty")
 
 
 def explain_open_error(path: Path, exc: Exception) -> DatabaseError:
@@ -27,11 +49,7 @@ def explain_open_error(path: Path, exc: Exception) -> DatabaseError:
             f"(a running `tracescore serve` answers queries through its API) or use another --db."
         )
     if "WAL" in text or "replay" in text.lower():
-        return DatabaseError(
-            f"{path}: the write-ahead log {path}.wal could not be replayed ({text}). Nothing was deleted. "
-            f"Keep a copy of both files; to start anyway, move {path}.wal aside (its unreplayed changes "
-            "are then lost) and start again."
-        )
+        return _unreplayable_wal(path, text)
     return DatabaseError(f"cannot open {path}: {text}")
 
 
@@ -45,6 +63,7 @@ def open_writer(
         config["memory_limit"] = memory_limit
     if threads:
         config["threads"] = threads
+    _check_wal(path)
     try:
         connection = duckdb.connect(str(path), config=config)
     except duckdb.Error as exc:

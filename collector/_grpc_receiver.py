@@ -42,7 +42,8 @@ def _bad_request_metadata(message: str) -> tuple[tuple[str, bytes], ...]:
 
 def export_handler(ingest: Ingest) -> grpc.RpcMethodHandler:
     async def export(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
-        refusal = ingest.refusal()
+        # Before decoding (gRPC has already received the body); over the watermark, waits its turn.
+        refusal = await ingest.admit(len(request), context.time_remaining())
         if refusal is not None:
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s)

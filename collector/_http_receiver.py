@@ -111,7 +111,7 @@ def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-u
             return _error(
                 content_type, 415, 3, f"unsupported Content-Encoding {encoding!r}: send gzip or none"
             )
-        refusal = ingest.refusal()
+        refusal = await ingest.admit()  # before the body is read; over the watermark, waits its turn
         if refusal is not None:
             return _error(content_type, 503, 14, refusal, **{"Retry-After": str(ingest.retry_after_s)})
         limit = max_request_bytes

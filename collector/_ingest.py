@@ -1,11 +1,21 @@
 """What both receivers share: the capacity gate, recognition, and waiting for the commit.
 
 It knows no sockets: receivers turn its answers into gRPC codes or HTTP statuses.
+
+Over the watermark a request waits its turn, first come first served, before its body is read (HTTP)
+or decoded (gRPC), and is refused with a retryable answer only if its turn does not come in time. A
+plain refusal is unfair: the exporters just acknowledged refill the queue at once, so one that was
+refused is refused again on every retry until its SDK gives up (six attempts in opentelemetry-python)
+and drops the spans, although every answer was retryable (measured with bench/overload.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import time
+from collections import deque
 from dataclasses import dataclass
 
 from collector._decoded import DecodedRequest
@@ -25,33 +35,126 @@ class IngestStats:
     spans_own_ignored: int = 0
 
 
+MAX_WAIT_S = 2.0  # longest wait for a turn; never past the client's own deadline
+_ANSWER_MARGIN_S = 0.5  # a refusal must reach the client before its deadline does
+_MAX_WAITING_BYTES = 64 * 1024 * 1024  # gRPC bodies, already received, waiting their turn
+_MAX_LET_IN = 8  # requests let in from the line and not yet handed to the writer
+_LET_IN_LEASE_S = 1.0  # one that never reaches the writer (bad body, client gone) frees its place
+_TICK_S = 0.01
+
+# Set in the request's own context when it was let in from the line, so export() can free its place.
+_from_line: contextvars.ContextVar[bool] = contextvars.ContextVar("tracescore_from_line", default=False)
+
+
 class Ingest:
-    def __init__(self, writer: Writer, *, max_backlog_spans: int, retry_after_s: int) -> None:
+    def __init__(
+        self, writer: Writer, *, max_backlog_spans: int, retry_after_s: int, max_wait_s: float = MAX_WAIT_S
+    ) -> None:
         self._writer = writer
         self._max_backlog = max_backlog_spans
+        self._max_wait_s = max_wait_s
         self.retry_after_s = retry_after_s
         self.stats = IngestStats()
         self._closing_reason: str | None = None
+        self._line: deque[asyncio.Future[None]] = deque()
+        self._let_in_at: deque[float] = deque()
+        self._waiting_bytes = 0
+        self._ticker: asyncio.Task[None] | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting their turn."""
+        return len(self._line)
 
     def close(self, reason: str) -> None:
-        """From now on every request gets a retryable refusal (shutdown)."""
+        """From now on every request gets a retryable refusal (shutdown); those in line get it at once."""
         self._closing_reason = reason
+        self._let_in()
 
     def refusal(self) -> str | None:
-        """Why a new request must be refused with a retryable answer, checked before its body is read."""
-        if self._closing_reason is not None:
-            reason = self._closing_reason
-        elif self._writer.backlog_spans >= self._max_backlog:
-            reason = f"ingest queue is full ({self._writer.backlog_spans} spans waiting to be committed)"
-        elif not self._writer.healthy:
-            reason = f"storage is failing: {self._writer.stats.last_error}"
-        else:
-            return None
-        self.stats.requests_refused += 1
+        """Why a new request must be refused with a retryable answer now, without waiting its turn."""
+        reason = self._blocked()
+        if reason is None and self._writer.backlog_spans >= self._max_backlog:
+            reason = self._full()
+        if reason is not None:
+            self.stats.requests_refused += 1
         return reason
+
+    async def admit(self, size: int = 0, time_left_s: float | None = None) -> str | None:
+        """Checked before a request's body is read or decoded: None to go ahead, else why it is refused
+        with a retryable answer. Over the watermark it first waits its turn; `size` is what it already
+        holds in memory (a gRPC body), `time_left_s` the client's deadline."""
+        _from_line.set(False)
+        reason = self._blocked()
+        if reason is None and (self._line or self._writer.backlog_spans >= self._max_backlog):
+            reason = await self._wait_turn(size, time_left_s)
+        if reason is not None:
+            self.stats.requests_refused += 1
+        return reason
+
+    def _blocked(self) -> str | None:
+        if self._closing_reason is not None:
+            return self._closing_reason
+        if not self._writer.healthy:
+            return f"storage is failing: {self._writer.stats.last_error}"
+        return None
+
+    def _full(self) -> str:
+        return (
+            f"ingest queue is full ({self._writer.backlog_spans} spans waiting to be committed, "
+            f"{len(self._line)} requests waiting their turn)"
+        )
+
+    async def _wait_turn(self, size: int, time_left_s: float | None) -> str | None:
+        limit = self._max_wait_s
+        if time_left_s is not None:
+            limit = min(limit, time_left_s - _ANSWER_MARGIN_S)
+        if limit <= 0 or self._waiting_bytes + size > _MAX_WAITING_BYTES:
+            return self._full()
+        loop = asyncio.get_running_loop()
+        turn: asyncio.Future[None] = loop.create_future()
+        self._line.append(turn)
+        self._waiting_bytes += size
+        if self._ticker is None or self._ticker.done():
+            self._ticker = loop.create_task(self._tick())
+        try:
+            await asyncio.wait_for(turn, limit)
+        except TimeoutError:
+            return self._full()
+        finally:
+            self._waiting_bytes -= size
+            with contextlib.suppress(ValueError):
+                self._line.remove(turn)
+        _from_line.set(True)
+        return self._blocked()  # shutdown or a storage failure may have come while it waited
+
+    def _let_in(self) -> None:
+        """Let in the first in line while there is room; a few at a time, since a request's spans only
+        count in the backlog once it is decoded and handed to the writer."""
+        now = time.monotonic()
+        while self._let_in_at and now - self._let_in_at[0] > _LET_IN_LEASE_S:
+            self._let_in_at.popleft()
+        everyone = self._blocked() is not None  # they are refused at once rather than kept waiting
+        while self._line and (
+            everyone
+            or (len(self._let_in_at) < _MAX_LET_IN and self._writer.backlog_spans < self._max_backlog)
+        ):
+            turn = self._line.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                self._let_in_at.append(now)
+
+    async def _tick(self) -> None:
+        while self._line:
+            self._let_in()
+            await asyncio.sleep(_TICK_S)
 
     async def export(self, decoded: DecodedRequest) -> None:
         """Store the request's good spans; returns once they are committed (raises StoreUnavailable)."""
+        if _from_line.get():
+            _from_line.set(False)
+            if self._let_in_at:
+                self._let_in_at.popleft()  # its spans count in the backlog from here on
         self.stats.requests += 1
         self.stats.spans_received += len(decoded.spans) + decoded.rejected
         self.stats.spans_rejected += decoded.rejected
@@ -67,7 +170,11 @@ class Ingest:
 
         recognised = [recognise(span) for span in spans]
         self._writer.submit(WriteJob(spans, recognised, done))
-        await committed
+        try:
+            await committed
+        finally:
+            if self._line:
+                self._let_in()  # the commit made room
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:

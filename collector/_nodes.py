@@ -31,14 +31,34 @@ def _first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+# OpenInference's processor for the OpenAI Agents SDK: it opens one AGENT span per SDK trace (the workflow,
+# named after the trace, no `agent.name`) above the real agent spans.
+_OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+
+
+def _openai_agents_workflow(span: Span) -> bool:
+    return span.resource.scope_name == _OPENAI_AGENTS_SCOPE and "agent.name" not in span.attributes
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
+    if attrs.get("openinference.span.kind") == "AGENT" and _openai_agents_workflow(span):
+        return False  # the workflow is not an agent: it would head every agent path and hide the leader
     return (
         attrs.get("gen_ai.operation.name") == "invoke_agent"
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2
     )
+
+
+def _agent_run_id(span: Span) -> str | None:
+    run_id = _first_text(span.attributes, _AGENT_RUN_ID_KEYS)
+    if run_id is None and span.resource.scope_name == _OPENAI_AGENTS_SCOPE:
+        # No run id is exported; one SDK trace is one workflow, so the agents a handoff chains (siblings
+        # under the workflow) stay one run.
+        return span.trace_id
+    return run_id
 
 
 def _agent_name(span: Span) -> str:
@@ -79,7 +99,7 @@ def span_node(span: Span) -> SpanNode:
         )
     agent = None
     if is_agent_span(span):
-        agent = AgentInfo(name=_agent_name(span), run_id=_first_text(attrs, _AGENT_RUN_ID_KEYS))
+        agent = AgentInfo(name=_agent_name(span), run_id=_agent_run_id(span))
     keep_attributes = agent is not None or span.parent_span_id is None
     task = _first_text(attrs, ("tracescore.task.id",)) or _resource_task(span)
     return SpanNode(

@@ -105,6 +105,102 @@ _SPECS_BODY = {
     },
 }
 
+_REPORT_BODY = {
+    "type": "object",
+    "required": ["specs"],
+    "properties": {
+        "specs": {"type": "array", "items": {"type": "object"}, "description": "specs as in docs/scoring.md"},
+        "task": {"type": "string"},
+        "k": {"type": "integer", "minimum": 1},
+        "include": {
+            "type": "array",
+            "items": {"enum": ["history", "latency", "failing", "all"]},
+            "description": "sections to add; when present the answer is a report object, not an array",
+        },
+        "history_bucket": {
+            "enum": ["auto", "second", "minute", "hour", "day", "week"],
+            "default": "auto",
+            "description": "auto: the finest bucket with at most 60 per spec",
+        },
+    },
+}
+_NUMBER_OR_NULL = {"type": ["number", "null"]}
+_REPORT = {
+    "type": "object",
+    "description": "the same document as `tracescore report --format json --include all` "
+    "(docs/scoring.md#the-report)",
+    "required": ["generated_at", "specs", "sections", "tasks"],
+    "properties": {
+        "generated_at": {"type": "string", "format": "date-time"},
+        "specs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "fingerprint": {"type": "string"}},
+            },
+        },
+        "sections": {"type": "array", "items": {"enum": ["history", "latency", "failing"]}},
+        "tasks": {"type": "array", "items": _TASK_RESULT},
+        "history_bucket": {"enum": ["second", "minute", "hour", "day", "week"]},
+        "history": {
+            "type": "array",
+            "description": "per spec and bucket of run completion time: the latest stored verdict per run",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "spec": {"type": "string"},
+                    "start": {"type": "string", "format": "date-time"},
+                    "end": {"type": "string", "format": "date-time"},
+                    "n_scored": {"type": "integer"},
+                    "n_passed": {"type": "integer"},
+                    "n_errors": {"type": "integer"},
+                    "pass_rate": _NUMBER_OR_NULL,
+                },
+            },
+        },
+        "tool_latency": {
+            "type": "array",
+            "description": "per tool: clean execution durations in the runs scored (nearest-rank)",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "tool": {"type": "string"},
+                    "n": {"type": "integer"},
+                    "n_errored": {"type": "integer"},
+                    **{f"{k}_ms": {"type": "number"} for k in ("min", "p50", "p95", "p99", "max", "mean")},
+                    "histogram": {
+                        "type": "object",
+                        "properties": {
+                            "scale": {"enum": ["linear", "log"]},
+                            "edges_ms": {"type": "array", "items": {"type": "number"}},
+                            "counts": {"type": "array", "items": {"type": "integer"}},
+                        },
+                    },
+                },
+            },
+        },
+        "failing_runs_total": {"type": "integer"},
+        "failing_runs": {
+            "type": "array",
+            "description": "fail and error verdicts, most recently completed run first (at most 500)",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "run_id": {"type": "string"},
+                    "trace_id": {"type": "string"},
+                    "task": {"type": ["string", "null"]},
+                    "spec": {"type": "string"},
+                    "label": {"enum": ["fail", "error"]},
+                    "value": _NUMBER_OR_NULL,
+                    "reason": {"type": ["string", "null"]},
+                    "run_version": {"type": "integer"},
+                    "completed_at": {"type": ["string", "null"], "format": "date-time"},
+                },
+            },
+        },
+    },
+}
+
 
 def _ok(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
@@ -247,11 +343,16 @@ OPENAPI: dict[str, Any] = {
         },
         "/api/v1/report": {
             "post": {
-                "summary": "per-task statistics for the given specs (as `tracescore report`)",
-                "requestBody": _json_body("specs and filters", _SPECS_BODY),
+                "summary": "per-task statistics for the given specs (as `tracescore report`); with "
+                "`include`, the whole report: pass-rate history, tool latency, failing runs",
+                "requestBody": _json_body("specs, filters and sections", _REPORT_BODY),
                 "responses": {
-                    "200": _ok("task results", {"type": "array", "items": _TASK_RESULT}),
+                    "200": _ok(
+                        "without `include`: the task results; with it: the report",
+                        {"oneOf": [{"type": "array", "items": _TASK_RESULT}, _REPORT]},
+                    ),
                     "400": _ERROR,
+                    "504": _ERROR,
                 },
             }
         },

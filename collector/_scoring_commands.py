@@ -9,21 +9,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from collector import _client as client
 from collector._database import DatabaseError, explain_open_error
+from collector._logging import Progress, status_line
 from collector._sql import format_rows, query_file
 from scoring import (
     Spec,
     TaskResult,
     Verdict,
-    aggregate,
     diff,
     ensure_verdict_schema,
     load_results,
@@ -32,7 +34,10 @@ from scoring import (
     store_verdicts,
     verdict_from_dict,
 )
-from scoring._format import tasks_html, tasks_json, tasks_text, verdicts_json, verdicts_text
+from scoring._evidence import complete_runs
+from scoring._format import report_json, report_text, tasks_json, verdicts_json, verdicts_text
+from scoring._report import Report, ReportError, build_report, sections
+from scoring._report_html import report_html
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -61,6 +66,34 @@ def _spec_payload(specs: list[Spec]) -> list[dict[str, object]]:
     return [s.model_dump(mode="json", exclude_none=True) for s in specs]
 
 
+def _scored(
+    connection: duckdb.DuckDBPyConnection,
+    specs: list[Spec],
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+) -> list[Verdict]:
+    """`score_runs`, with a progress bar over the complete runs when stderr is a terminal."""
+    if status_line() is None:
+        return list(score_runs(connection, specs, run_id=run_id, task_id=task_id))
+    # score_runs takes the runs in this order: a verdict for run i means runs 0..i are done.
+    order = {
+        run.run_id: i for i, (run, *_) in enumerate(complete_runs(connection, run_id=run_id, task_id=task_id))
+    }
+    verdicts = []
+    with Progress("scoring", total=len(order)) as progress:
+        for verdict in score_runs(connection, specs, run_id=run_id, task_id=task_id):
+            verdicts.append(verdict)
+            progress.set(order.get(verdict.run_id, -1) + 1)
+        progress.set(len(order))
+    return verdicts
+
+
+def _ask(server: str, path: str, payload: dict[str, object]) -> object:
+    with Progress(f"asking the tracescore server at {server}"):
+        return client.post(server, path, payload)
+
+
 def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
     server = client.discover(args.db, args.server)
     if server is not None:
@@ -70,10 +103,10 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
             "task": args.task,
             "store": not args.no_store,
         }
-        return [verdict_from_dict(v) for v in client.post(server, "/api/v1/score", payload)]
+        return [verdict_from_dict(v) for v in _answer_list(_ask(server, "/api/v1/score", payload))]
     connection = _connect(args.db, write=not args.no_store)
     try:
-        verdicts = list(score_runs(connection, specs, run_id=args.run, task_id=args.task))
+        verdicts = _scored(connection, specs, run_id=args.run, task_id=args.task)
         if not args.no_store:
             ensure_verdict_schema(connection)
             store_verdicts(connection, verdicts)
@@ -89,23 +122,78 @@ def run_score(args: argparse.Namespace) -> int:
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
+def _answer_list(answer: object) -> list[dict[str, Any]]:
+    if not isinstance(answer, list):
+        raise DatabaseError(f"the server answered {type(answer).__name__}, not a list: is it a tracescore?")
+    return answer
+
+
+def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...]) -> tuple[Report, str]:
+    """The report and where its data came from (the database file, or the server holding it)."""
+    server = client.discover(args.db, args.server)
+    if server is not None:
+        payload: dict[str, object] = {"specs": _spec_payload(specs), "task": args.task, "k": args.k}
+        if not include:  # the server's original answer: task results only
+            results = _answer_list(_ask(server, "/api/v1/report", payload))
+            return Report(tasks=[TaskResult(**r) for r in results]), server
+        payload.update(include=list(include), history_bucket=args.history_bucket)
+        answer = _ask(server, "/api/v1/report", payload)
+        if not isinstance(answer, dict) or "tasks" not in answer:
+            raise DatabaseError(f"{server} answered a report without sections: is it an older tracescore?")
+        return Report.from_dict(answer), server
+    connection = _connect(args.db, write=False)
+    try:
+        verdicts = _scored(connection, specs, task_id=args.task)
+        report = build_report(
+            connection,
+            specs,
+            verdicts,
+            task=args.task,
+            k=args.k,
+            include=include,
+            history_bucket=args.history_bucket,
+        )
+    finally:
+        connection.close()
+    return report, str(args.db)
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomically: a reader never sees half a page."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text)
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"--output {path}: {exc.strerror}") from exc
+
+
 def run_report(args: argparse.Namespace) -> int:
     if args.k is not None and args.k < 1:
         raise UserError("--k must be 1 or more")
+    try:
+        # The page always has every section; the table and JSON only those asked for (--include), so
+        # `report --format json` stays the plain array of task results that `diff` reads.
+        include = sections(args.include or (["all"] if args.format == "html" else []))
+    except ReportError as exc:
+        raise UserError(f"--include: {exc}") from exc
     specs = load_specs(args.spec)
-    server = client.discover(args.db, args.server)
-    if server is not None:
-        payload = {"specs": _spec_payload(specs), "task": args.task, "k": args.k}
-        results = [TaskResult(**r) for r in client.post(server, "/api/v1/report", payload)]
+    try:
+        report, source = _report(args, specs, include)
+    except ReportError as exc:
+        raise UserError(str(exc)) from exc
+    if args.format == "html":
+        text = report_html(report, source=source)
+    elif args.format == "json":
+        text = report_json(report) if include else tasks_json(report.tasks)
     else:
-        connection = _connect(args.db, write=False)
-        try:
-            verdicts = list(score_runs(connection, specs, task_id=args.task))
-        finally:
-            connection.close()
-        results = aggregate(verdicts, k=args.k)
-    render = {"json": tasks_json, "html": tasks_html}.get(args.format, tasks_text)
-    print(render(results))
+        text = report_text(report)
+    if args.output is not None:
+        _write(args.output, text if text.endswith("\n") else text + "\n")
+        print(f"tracescore: wrote {args.output} ({len(text.encode()) // 1024 + 1} KiB)", file=sys.stderr)
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
     return EXIT_OK
 
 

@@ -188,6 +188,11 @@ async def stop(running: Running, grace_s: float = 10.0) -> None:
 
 
 async def serve(settings: ServeSettings, ready: asyncio.Event | None = None) -> None:
+    # Handlers first: a SIGTERM that arrives once the listeners are up must stop cleanly (exit 0).
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
     running = await start(settings)
     log.info(
         "tracescore serving: OTLP/gRPC %s:%d, OTLP/HTTP and API http://%s:%d, database %s",
@@ -202,10 +207,6 @@ async def serve(settings: ServeSettings, ready: asyncio.Event | None = None) -> 
         log.info("scoring online with %d spec(s): %s", len(specs), ", ".join(s.name for s in specs))
     if running.writer.replayed_traces:
         log.info("%d trace(s) from before the last stop will be completed", running.writer.replayed_traces)
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stopping.set)
     if ready is not None:
         ready.set()
     await stopping.wait()

@@ -1,17 +1,23 @@
-"""Settings declared once: every option has a flag, a `TRACESCORE_*` environment variable and a default.
+"""Settings declared once: every option has a flag, a `TRACESCORE_*` environment variable, a key in the
+YAML configuration file and a default.
 
-Precedence: flag > environment > default. A bad value names the setting and the fix.
+Precedence: flag > environment > configuration file (`--config PATH` or `TRACESCORE_CONFIG`) > default.
+A bad value names the setting, where it came from (the variable, or the file and key) and the fix.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 MIB = 1024 * 1024
+CONFIG_ENV = "TRACESCORE_CONFIG"
 
 
 class SettingError(ValueError):
@@ -40,16 +46,22 @@ def parse_address(text: str) -> Address:
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise ValueError("must be greater than 0")
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number of seconds greater than 0, got {text!r}") from None
+    if not value > 0:
+        raise ValueError(f"must be greater than 0, got {text!r}")
     return value
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected a whole number greater than 0, got {text!r}") from None
     if value <= 0:
-        raise ValueError("must be a whole number greater than 0")
+        raise ValueError(f"must be a whole number greater than 0, got {text!r}")
     return value
 
 
@@ -59,6 +71,14 @@ class Setting:
     env: str
     parse: Callable[[str], Any]
     help: str
+    example: str  # a valid value, shown in the fix when a value is refused
+    many: bool = False  # a list: `:`/`,`-separated in the variable, a YAML list in the file
+    path: bool = False  # a path: relative ones in the configuration file are relative to that file
+
+    @property
+    def key(self) -> str:
+        """The key in the YAML configuration file."""
+        return self.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +104,10 @@ class ServeSettings:
     plugins: tuple[str, ...] = ()
     export_endpoint: str = ""
     export_protocol: str = ""
+    log_format: str = "auto"
+    log_level: str = "info"
+    # The YAML file the settings were read from, if any (shown in logs and by `tracescore doctor`).
+    config_file: Path | None = None
 
     @property
     def max_request_bytes(self) -> int:
@@ -96,7 +120,7 @@ def _bool(text: str) -> bool:
         return True
     if lowered in ("0", "false", "no", "off", ""):
         return False
-    raise ValueError("expected true or false")
+    raise ValueError(f"expected true or false, got {text!r}")
 
 
 def _paths(text: str) -> tuple[Path, ...]:
@@ -107,109 +131,276 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
-def _protocol(text: str) -> str:
-    if text not in ("grpc", "http/protobuf"):
-        raise ValueError("expected grpc or http/protobuf")
-    return text
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"expected {' or '.join(allowed)}, got {text!r}")
+        return text
+
+    return parse
+
+
+_protocol = _choice("grpc", "http/protobuf")
+LOG_FORMATS = ("auto", "text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _log_level(text: str) -> str:
+    return _choice(*LOG_LEVELS)(text.strip().lower())
 
 
 SERVE_SETTINGS: tuple[Setting, ...] = (
-    Setting("db", "TRACESCORE_DB", Path, "DuckDB file to write (created if missing)"),
-    Setting("grpc", "TRACESCORE_GRPC", parse_address, "OTLP/gRPC listen address HOST:PORT"),
-    Setting("http", "TRACESCORE_HTTP", parse_address, "OTLP/HTTP listen address HOST:PORT"),
+    Setting(
+        "db", "TRACESCORE_DB", Path, "DuckDB file to write (created if missing)", "traces.duckdb", path=True
+    ),
+    Setting("grpc", "TRACESCORE_GRPC", parse_address, "OTLP/gRPC listen address HOST:PORT", "127.0.0.1:4317"),
+    Setting("http", "TRACESCORE_HTTP", parse_address, "OTLP/HTTP listen address HOST:PORT", "127.0.0.1:4318"),
     Setting(
         "grace_seconds",
         "TRACESCORE_GRACE_SECONDS",
         _positive_float,
         "a run is complete this long after its root span ended with no new spans",
+        "2",
     ),
     Setting(
         "idle_timeout_seconds",
         "TRACESCORE_IDLE_TIMEOUT_SECONDS",
         _positive_float,
         "a trace with no root span is complete after this long without new spans",
+        "30",
     ),
     Setting(
         "max_request_mib",
         "TRACESCORE_MAX_REQUEST_MIB",
         _positive_int,
         "largest OTLP request accepted, after decompression (MiB)",
+        "64",
     ),
     Setting(
         "max_backlog_spans",
         "TRACESCORE_MAX_BACKLOG_SPANS",
         _positive_int,
         "spans waiting to be committed above which new requests get a retryable refusal",
+        "200000",
     ),
     Setting(
         "retry_after_seconds",
         "TRACESCORE_RETRY_AFTER_SECONDS",
         _positive_int,
         "back-off asked of clients when refusing for overload",
+        "1",
     ),
     Setting(
         "checkpoint_seconds",
         "TRACESCORE_CHECKPOINT_SECONDS",
         _positive_float,
         "how often the WAL is checkpointed into the database file",
+        "60",
     ),
     Setting(
-        "memory_limit", "TRACESCORE_MEMORY_LIMIT", str, "DuckDB memory_limit, e.g. 512MB (default: DuckDB's)"
+        "memory_limit",
+        "TRACESCORE_MEMORY_LIMIT",
+        str,
+        "DuckDB memory_limit, e.g. 512MB (default: DuckDB's)",
+        "512MB",
     ),
     Setting(
         "insecure_listen",
         "TRACESCORE_INSECURE_LISTEN",
         _bool,
         "allow a non-loopback listen address without TLS and a token (logs a warning)",
+        "false",
     ),
-    Setting("auth_token", "TRACESCORE_AUTH_TOKEN", str, "bearer token required on OTLP and the APIs"),
-    Setting("auth_token_file", "TRACESCORE_AUTH_TOKEN_FILE", Path, "file holding the bearer token"),
-    Setting("tls_cert", "TRACESCORE_TLS_CERT", Path, "TLS certificate (PEM) for both listeners"),
-    Setting("tls_key", "TRACESCORE_TLS_KEY", Path, "TLS private key (PEM)"),
+    Setting(
+        "auth_token",
+        "TRACESCORE_AUTH_TOKEN",
+        str,
+        "bearer token required on OTLP and the APIs",
+        "a-long-random-string",
+    ),
+    Setting(
+        "auth_token_file",
+        "TRACESCORE_AUTH_TOKEN_FILE",
+        Path,
+        "file holding the bearer token",
+        "/run/secrets/tracescore-token",
+        path=True,
+    ),
+    Setting(
+        "tls_cert",
+        "TRACESCORE_TLS_CERT",
+        Path,
+        "TLS certificate (PEM) for both listeners",
+        "/etc/tracescore/tls.crt",
+        path=True,
+    ),
+    Setting(
+        "tls_key", "TRACESCORE_TLS_KEY", Path, "TLS private key (PEM)", "/etc/tracescore/tls.key", path=True
+    ),
     Setting(
         "tls_client_ca",
         "TRACESCORE_TLS_CLIENT_CA",
         Path,
         "CA (PEM) that client certificates must chain to (mTLS)",
+        "/etc/tracescore/clients-ca.crt",
+        path=True,
     ),
     Setting(
         "allowed_hosts",
         "TRACESCORE_ALLOWED_HOSTS",
         _names,
         "Host header values the API answers besides loopback names (comma-separated; * for any)",
+        "tracescore.internal",
+        many=True,
     ),
     Setting(
         "specs",
         "TRACESCORE_SPECS",
         _paths,
         f"spec files or directories scored online ({os.pathsep}-separated in the variable)",
+        "specs/",
+        many=True,
+        path=True,
     ),
     Setting(
         "plugins",
         "TRACESCORE_PLUGINS",
         _names,
         "Python modules to import that register checks (comma-separated)",
+        "my_checks",
+        many=True,
     ),
     Setting(
         "export_endpoint",
         "TRACESCORE_EXPORT_ENDPOINT",
         str,
         "OTLP endpoint for verdict spans and metrics (default: OTEL_EXPORTER_OTLP_ENDPOINT, if set)",
+        "http://127.0.0.1:4317",
     ),
     Setting(
         "export_protocol",
         "TRACESCORE_EXPORT_PROTOCOL",
         _protocol,
         "grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else grpc)",
+        "grpc",
+    ),
+    Setting(
+        "log_format",
+        "TRACESCORE_LOG_FORMAT",
+        _choice(*LOG_FORMATS),
+        "auto: text with a status line on a terminal, JSON lines otherwise; or text, or json",
+        "json",
+    ),
+    Setting(
+        "log_level",
+        "TRACESCORE_LOG_LEVEL",
+        _log_level,
+        "debug, info, warning or error",
+        "info",
     ),
 )
+_BY_KEY = {s.key: s for s in SERVE_SETTINGS}
+
+
+def _yaml_example(setting: Setting) -> str:
+    return f"{setting.key}: [{setting.example}]" if setting.many else f"{setting.key}: {setting.example}"
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A YAML scalar as the text a variable would hold; None when it is not a scalar."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    return None
+
+
+def _from_file(path: Path, value: Any, setting: Setting, origin: str) -> Any:
+    fix = f"write for example `{_yaml_example(setting)}`"
+    if setting.many:
+        items = value if isinstance(value, list) else [value]
+        texts = [_scalar_text(item) for item in items]
+        if any(t is None for t in texts):
+            raise SettingError(f"{origin}: expected a list of values; {fix}")
+        if setting.path:
+            parsed: tuple[Any, ...] = tuple(Path(t) for t in texts if t)
+        else:
+            parsed = tuple(t.strip() for t in texts if t and t.strip())
+    else:
+        text = _scalar_text(value)
+        if text is None:
+            kind = "a list" if isinstance(value, list) else "a mapping"
+            raise SettingError(f"{origin}: expected one value, not {kind}; {fix}")
+        try:
+            parsed = setting.parse(text)
+        except ValueError as exc:
+            raise SettingError(f"{origin}: {exc}; {fix}") from exc
+    if setting.path:
+        base = path.parent
+        if isinstance(parsed, tuple):
+            return tuple(p if p.is_absolute() else base / p for p in parsed)
+        return parsed if parsed.is_absolute() else base / parsed
+    return parsed
+
+
+def read_config_file(path: Path, origin: str = "--config") -> dict[str, Any]:
+    """The settings a YAML file sets, parsed (relative paths made relative to the file)."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise SettingError(
+            f"{origin} {path}: no such configuration file; fix the path or leave {origin} out"
+        ) from None
+    except OSError as exc:
+        raise SettingError(f"{path}: cannot read the configuration file: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SettingError(f"{path}: not valid YAML{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SettingError(
+            f"{path}: expected a mapping of setting: value (for example `grace_seconds: 2`), "
+            f"not {type(data).__name__}"
+        )
+    values: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        key = str(raw_key).replace("-", "_")
+        setting = _BY_KEY.get(key)
+        if setting is None:
+            close = [k for k in _BY_KEY if k.startswith(key)] or difflib.get_close_matches(
+                key, list(_BY_KEY), n=1
+            )
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise SettingError(
+                f"{path}: unknown setting {raw_key!r}; {hint}the settings are: {', '.join(_BY_KEY)}"
+            )
+        if value is None:
+            continue  # `key:` with nothing after it leaves the setting to its default
+        values[key] = _from_file(path, value, setting, f"{path}: {raw_key}")
+    return values
+
+
+def config_path(given: Path | None, environ: Mapping[str, str]) -> Path | None:
+    """`--config` if given, else `TRACESCORE_CONFIG` if set."""
+    if given is not None:
+        return given
+    raw = environ.get(CONFIG_ENV)
+    return Path(raw) if raw else None
 
 
 def resolve_serve_settings(
-    flags: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    flags: Mapping[str, Any], environ: Mapping[str, str] | None = None, config: Path | None = None
 ) -> ServeSettings:
-    """Flags (already parsed; None when not given) over environment over defaults."""
+    """Flags (already parsed; None when not given) over environment over the YAML file over defaults."""
     environ = os.environ if environ is None else environ
+    origin = "--config" if config is not None else CONFIG_ENV
+    config = config_path(config, environ)
+    from_file = read_config_file(config, origin) if config is not None else {}
     values: dict[str, Any] = {}
     for setting in SERVE_SETTINGS:
         flag = flags.get(setting.name)
@@ -218,13 +409,17 @@ def resolve_serve_settings(
             continue
         raw = environ.get(setting.env)
         if raw is None or raw == "":
+            if setting.name in from_file:
+                values[setting.name] = from_file[setting.name]
             continue
         try:
             values[setting.name] = setting.parse(raw)
         except ValueError as exc:
-            raise SettingError(f"{setting.env}={raw!r}: {exc}") from exc
+            raise SettingError(
+                f"{setting.env}={raw!r}: {exc}; set for example {setting.env}={setting.example}"
+            ) from exc
     known = {f.name for f in fields(ServeSettings)}
-    settings = ServeSettings(**{k: v for k, v in values.items() if k in known})
+    settings = ServeSettings(**{k: v for k, v in values.items() if k in known}, config_file=config)
     if settings.auth_token_file is not None:
         try:
             token = settings.auth_token_file.read_text().strip()

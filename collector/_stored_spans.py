@@ -56,9 +56,3 @@ def load_traces(connection: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> 
         f"SELECT {_COLUMNS} FROM spans WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [trace_ids]
     ).fetchall()
     return [_span(row) for row in rows]
-
-
-def traces_since(connection: duckdb.DuckDBPyConnection, seq: int) -> list[str]:
-    """Traces with spans stored at or after this sequence number (zonemaps make this a short scan)."""
-    rows = connection.execute("SELECT DISTINCT trace_id FROM spans WHERE ingest_seq >= ?", [seq]).fetchall()
-    return [row[0] for row in rows]

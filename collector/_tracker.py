@@ -1,11 +1,14 @@
 """Open traces in memory until their runs are complete (DESIGN §4: root ended + grace, or idle timeout).
 
 Owned by the writer thread: no locks. A trace that completed is retained for a while so that a late
-span re-opens it without reading the database, and a re-sent span is recognised as a duplicate.
+span re-opens it without reading the database, and a re-sent span is recognised as a duplicate. The
+retention is bounded in time and in spans: at full ingest rate five minutes of spans would take
+gigabytes; a trace that left memory is found in the database instead (the writer does that).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -40,11 +43,17 @@ class Recognised:
 
 
 class Tracker:
-    def __init__(self, grace_s: float, idle_timeout_s: float, retention_s: float) -> None:
+    def __init__(
+        self, grace_s: float, idle_timeout_s: float, retention_s: float, max_retained_spans: int = 100_000
+    ) -> None:
         self.grace_s = grace_s
         self.idle_timeout_s = idle_timeout_s
         self.retention_s = retention_s
+        self.max_retained_spans = max_retained_spans
         self.traces: dict[str, TraceState] = {}
+        self.retained_spans = 0  # spans of completed traces kept in memory
+        # (trace id, completed_at) in completion order; entries of traces re-opened since are skipped.
+        self._completed: deque[tuple[str, float]] = deque()
 
     def add(self, trace_id: str, item: Recognised, seq: int, now: float) -> tuple[bool, bool]:
         """Record a span. Returns (is_new_span, reopened): a re-sent span changes nothing."""
@@ -57,6 +66,7 @@ class Tracker:
         reopened = not state.is_open
         if reopened:
             state.is_open = True
+            self.retained_spans -= len(state.nodes)
         if state.open_since_seq is None:
             state.open_since_seq = seq
         state.nodes[span_id] = item.node
@@ -88,16 +98,25 @@ class Tracker:
             state.version += 1
             state.open_since_seq = None
             state.completed_at = now
+            self.retained_spans += len(state.nodes)
+            self._completed.append((state.trace_id, now))
 
     def evict(self, now: float) -> int:
-        stale = [
-            trace_id
-            for trace_id, state in self.traces.items()
-            if not state.is_open and now - state.completed_at >= self.retention_s
-        ]
-        for trace_id in stale:
+        """Forget completed traces past the retention period, and the oldest beyond the span bound."""
+        evicted = 0
+        while self._completed:
+            trace_id, completed_at = self._completed[0]
+            state = self.traces.get(trace_id)
+            if state is None or state.is_open or state.completed_at != completed_at:
+                self._completed.popleft()  # re-opened (or completed again later): not this entry's
+                continue
+            if now - completed_at < self.retention_s and self.retained_spans <= self.max_retained_spans:
+                break
+            self._completed.popleft()
             del self.traces[trace_id]
-        return len(stale)
+            self.retained_spans -= len(state.nodes)
+            evicted += 1
+        return evicted
 
     def open_count(self) -> int:
         return sum(1 for state in self.traces.values() if state.is_open)

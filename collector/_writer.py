@@ -28,7 +28,7 @@ from collector._rows import (
     run_traces_table,
     spans_table,
 )
-from collector._stored_spans import load_traces, traces_since
+from collector._stored_spans import load_traces
 from collector._tracker import Recognised, TraceState, Tracker
 
 log = logging.getLogger("tracescore.writer")
@@ -52,10 +52,13 @@ class WriterSettings:
     grace_s: float = 2.0
     idle_timeout_s: float = 30.0
     retention_s: float = 300.0
+    max_retained_spans: int = 100_000  # ~35 MB of completed traces kept for late and re-sent spans
     max_batch_spans: int = 20_000
     tick_s: float = 0.02
     completion_interval_s: float = 0.1
     checkpoint_interval_s: float = 60.0
+    # While storage fails every request is refused, so no batch can show it recovered: a probe does.
+    probe_interval_s: float = 1.0
 
 
 @dataclass(slots=True)
@@ -89,6 +92,7 @@ class _Backlog:
 
 
 _STATE_REPLAY_FLOOR = "replay_floor_seq"
+_STATE_PROBE = "write_probe_at"
 
 
 class Writer:
@@ -102,9 +106,13 @@ class Writer:
         self._settings = settings
         self._on_complete = on_complete
         self._queue: queue.SimpleQueue[WriteJob | None] = queue.SimpleQueue()
-        self._tracker = Tracker(settings.grace_s, settings.idle_timeout_s, settings.retention_s)
+        self._tracker = Tracker(
+            settings.grace_s, settings.idle_timeout_s, settings.retention_s, settings.max_retained_spans
+        )
         self._backlog = _Backlog()
         self._stopping = threading.Event()
+        # submit() and stop() take turns: a job queued after the stop marker would never be answered.
+        self._accepting = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tracescore-writer", daemon=True)
         self.stats = WriterStats()
         self.healthy = True
@@ -130,15 +138,17 @@ class Writer:
         self._thread.start()
 
     def submit(self, job: WriteJob) -> None:
-        if self._stopping.is_set():
-            raise StoreUnavailable("tracescore is shutting down")
-        self._backlog.add(len(job.spans))
-        self._queue.put(job)
+        with self._accepting:
+            if self._stopping.is_set():
+                raise StoreUnavailable("tracescore is shutting down")
+            self._backlog.add(len(job.spans))
+            self._queue.put(job)
 
     def stop(self, timeout_s: float = 30.0) -> None:
         """Drain the queue, complete every open run, checkpoint and close."""
-        self._stopping.set()
-        self._queue.put(None)
+        with self._accepting:
+            self._stopping.set()
+            self._queue.put(None)
         self._thread.join(timeout_s)
         if self._thread.is_alive():
             log.error("writer did not finish within %.0f s; the WAL keeps what was committed", timeout_s)
@@ -146,7 +156,7 @@ class Writer:
     # ---- the writer thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
-        last_completion = last_checkpoint = time.monotonic()
+        last_completion = last_checkpoint = last_probe = time.monotonic()
         stop_seen = False
         while True:
             jobs, stop_seen = self._take(stop_seen)
@@ -160,6 +170,9 @@ class Writer:
             if now - last_checkpoint >= self._settings.checkpoint_interval_s:
                 self._checkpoint()
                 last_checkpoint = now
+            if not self.healthy and now - last_probe >= self._settings.probe_interval_s:
+                self._probe()
+                last_probe = now
             if stop_seen and self._queue.empty():
                 break
         self._complete(time.monotonic(), force=True)
@@ -292,10 +305,26 @@ class Writer:
             self._con.rollback()
 
     def _failed(self, exc: BaseException) -> None:
+        # The traceback once, when storage starts failing; then a line per failure (disk full repeats).
+        log.error("write failed (answered as retryable): %s", exc, exc_info=exc if self.healthy else None)
         self.healthy = False
         self.stats.write_failures += 1
         self.stats.last_error = str(exc)
-        log.error("write failed (answered as retryable): %s", exc, exc_info=exc)
+
+    def _probe(self) -> None:
+        """One small commit: when it succeeds (space freed, I/O back), requests are accepted again."""
+        try:
+            self._con.begin()
+            self._con.execute(
+                "INSERT OR REPLACE INTO tracescore_state VALUES (?, ?)", [_STATE_PROBE, int(time.time())]
+            )
+            self._con.commit()
+        except Exception as exc:
+            self._rollback()
+            self.stats.last_error = str(exc)
+            return
+        self.healthy = True
+        log.warning("storage is writable again: accepting spans")
 
     # ---- run completion ------------------------------------------------------------------------
 
@@ -387,12 +416,26 @@ class Writer:
                 state.version = max(state.version, stored_versions.get(state.trace_id, 0))
 
     def _replay(self) -> int:
-        """After a restart: traces whose spans were committed but whose runs were never completed."""
+        """After a restart: traces whose spans were committed but whose runs were never completed.
+
+        Traces above the floor whose stored runs are complete and cover their last span (they completed
+        after an older trace that held the floor down) are left alone: completing them again would
+        bump their version and score the unchanged run a second time. A late span for one of them is
+        still recognised as new or re-sent through run_traces, like any trace not in memory."""
         row = self._con.execute(
             "SELECT value FROM tracescore_state WHERE key = ?", [_STATE_REPLAY_FLOOR]
         ).fetchone()
         floor = row[0] if row else 0
-        trace_ids = traces_since(self._con, floor)
+        rows = self._con.execute(
+            "WITH since AS (SELECT trace_id, max(ingest_seq) AS last_seq FROM spans "
+            "WHERE ingest_seq >= ? GROUP BY trace_id), "
+            "done AS (SELECT trace_id, bool_and(status = 'complete') AS complete, max(max_seq) AS covered "
+            "FROM run_traces WHERE trace_id IN (SELECT trace_id FROM since) GROUP BY trace_id) "
+            "SELECT since.trace_id FROM since LEFT JOIN done USING (trace_id) "
+            "WHERE done.complete IS NULL OR NOT done.complete OR done.covered < since.last_seq",
+            [floor],
+        ).fetchall()
+        trace_ids = [r[0] for r in rows]
         now = time.monotonic()
         for span, seq in load_traces(self._con, trace_ids):
             self._tracker.add(span.trace_id, recognise(span), seq, now)

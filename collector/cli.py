@@ -13,11 +13,21 @@ from typing import TYPE_CHECKING
 from collector import _scoring_commands as commands
 from collector._client import ServerError
 from collector._database import DatabaseError
+from collector._logging import json_logs, serve_with_status, setup_logging, status_line, stored_summary
 from collector._scoring_commands import UserError
 from collector._server import BindError, PluginError, serve
-from collector._settings import SERVE_SETTINGS, SettingError, parse_address, resolve_serve_settings
+from collector._settings import (
+    CONFIG_ENV,
+    LOG_FORMATS,
+    LOG_LEVELS,
+    SERVE_SETTINGS,
+    SettingError,
+    parse_address,
+    resolve_serve_settings,
+)
 from collector._sql import SqlRefused
 from scoring import DiffError, SpecError
+from scoring._report import BUCKETS, SECTIONS
 
 EXIT_USAGE = 2
 if TYPE_CHECKING:
@@ -38,8 +48,10 @@ def _serve_parser(sub: Subparsers) -> None:
         help="run the sidecar: receive OTLP, store tool executions, score completed runs online",
         description="Receive OTLP traces over gRPC and HTTP, recognise tool executions, store them in "
         "DuckDB, and score every completed run against --specs. Every option can also be set by the "
-        "environment variable shown; flags win.",
+        "environment variable shown, or by its name as a key in a YAML file (--config): flags win over "
+        "the environment, which wins over the file (docs/configuration.md).",
     )
+    _config_argument(p)
     p.add_argument("--db", type=Path, help=f"DuckDB file (default tracescore.duckdb; {env['db']})")
     p.add_argument(
         "--grpc",
@@ -142,6 +154,24 @@ def _serve_parser(sub: Subparsers) -> None:
         help="allow a non-loopback address without TLS and a token; logs a warning "
         f"({env['insecure_listen']})",
     )
+    p.add_argument(
+        "--log-format",
+        dest="log_format",
+        choices=LOG_FORMATS,
+        help="auto (default): readable lines and a live status line on a terminal, JSON lines otherwise "
+        f"({env['log_format']})",
+    )
+    p.add_argument(
+        "--log-level", dest="log_level", choices=LOG_LEVELS, help=f"default info ({env['log_level']})"
+    )
+
+
+def _config_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        type=Path,
+        help=f"YAML file of settings (keys as the serve options, e.g. grace_seconds: 2; {CONFIG_ENV})",
+    )
 
 
 def _data_arguments(p: argparse.ArgumentParser) -> None:
@@ -181,7 +211,26 @@ def _report_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--task", help="only this task id")
     p.add_argument("--k", type=int, help="k for pass@k and pass^k (default: each task's number of rollouts)")
-    p.add_argument("--format", choices=("table", "json", "html"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "html"),
+        default="table",
+        help="html: a self-contained page with every section",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        metavar="SECTION",
+        help=f"add sections to the table or JSON: {', '.join(SECTIONS)} or all (comma-separated or "
+        "repeated); JSON becomes an object {tasks, history, tool_latency, failing_runs}",
+    )
+    p.add_argument(
+        "--history-bucket",
+        choices=("auto", *BUCKETS),
+        default="auto",
+        help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
+    )
+    p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
 
 
 def _sql_parser(sub: Subparsers) -> None:
@@ -249,6 +298,7 @@ def _doctor_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--specs", type=Path, nargs="+", action="extend", help="spec files or directories to check"
     )
+    _config_argument(p)
 
 
 def _demo_parser(sub: Subparsers) -> None:
@@ -286,9 +336,18 @@ def _run_serve(args: argparse.Namespace) -> int:
     for name in ("specs", "plugins"):
         given = flags.get(name)
         flags[name] = tuple(given) if given else None
-    settings = resolve_serve_settings(flags)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    asyncio.run(serve(settings))
+    settings = resolve_serve_settings(flags, config=args.config)
+    setup_logging(settings.log_format, settings.log_level)
+    if settings.config_file is not None:
+        logging.getLogger("tracescore.serve").info("settings read from %s", settings.config_file)
+    status = status_line()
+    if status is None:
+        asyncio.run(serve(settings))
+        return 0
+    asyncio.run(serve_with_status(serve, settings, status))
+    summary = stored_summary(settings.db)
+    if summary is not None:
+        print(summary, file=status.stream)
     return 0
 
 
@@ -324,7 +383,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
         "http": args.http,
         "specs": tuple(args.specs) if args.specs else None,
     }
-    return run_doctor(resolve_serve_settings(flags))
+    return run_doctor(resolve_serve_settings(flags, config=args.config))
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -354,10 +413,15 @@ USER_ERRORS = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Readable on a terminal, JSON lines elsewhere; serve sets it again from its own settings.
+    setup_logging("auto", "info" if args.command == "serve" else "warning")
     try:
         return COMMANDS[args.command](args)
     except USER_ERRORS as exc:
-        print(f"tracescore: {exc}", file=sys.stderr)
+        if args.command == "serve" and json_logs():  # a log pipeline reads serve's stderr: stay JSON
+            logging.getLogger("tracescore").error("tracescore: %s", exc)
+        else:
+            print(f"tracescore: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -1,16 +1,20 @@
-"""Verdicts and task results as text a person reads in a terminal, or as JSON for machines."""
+"""Verdicts, task results and reports as text a person reads in a terminal, or as JSON for machines.
+
+The HTML page (scoring/_report_html.py) prints its figures with `number` and `ms` from here, so a
+figure reads the same in the terminal and on the page.
+"""
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 
 from scoring._aggregate import TaskResult
+from scoring._report import Report
 from scoring._verdict import Verdict
 
 
-def _table(header: list[str], rows: list[list[str]], widths: dict[int, int] | None = None) -> list[str]:
+def table(header: list[str], rows: list[list[str]], widths: dict[int, int] | None = None) -> list[str]:
     widths = widths or {}
     sizes = [min(widths.get(i, 200), max([len(h), *(len(r[i]) for r in rows)])) for i, h in enumerate(header)]
 
@@ -20,17 +24,25 @@ def _table(header: list[str], rows: list[list[str]], widths: dict[int, int] | No
     return [line(header), line(["-" * s for s in sizes]), *(line(r) for r in rows)]
 
 
-def _number(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """Rates and values, as every rendering prints them: two decimals."""
     return "-" if value is None else f"{value:.2f}"
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds, as every rendering prints them: four significant digits, thousands grouped."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def verdicts_text(verdicts: Sequence[Verdict]) -> str:
     if not verdicts:
         return "no complete run matched any spec"
     rows = [
-        [v.run_id, v.task or "-", v.spec, v.label.upper(), _number(v.value), v.reason or ""] for v in verdicts
+        [v.run_id, v.task or "-", v.spec, v.label.upper(), number(v.value), v.reason or ""] for v in verdicts
     ]
-    out = _table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 36, 1: 24, 2: 28})
+    out = table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 36, 1: 24, 2: 28})
     passed = sum(1 for v in verdicts if v.label == "pass")
     failed = sum(1 for v in verdicts if v.label == "fail")
     errors = len(verdicts) - passed - failed
@@ -52,17 +64,17 @@ def tasks_text(results: Sequence[TaskResult]) -> str:
             r.task or "-",
             r.spec,
             f"{r.n_passed}/{r.n_scored}",
-            _number(r.pass_rate),
-            _number(r.mean_value),
+            number(r.pass_rate),
+            number(r.mean_value),
             str(r.k),
-            _number(r.pass_at_k),
-            _number(r.pass_hat_k),
+            number(r.pass_at_k),
+            number(r.pass_hat_k),
             "learning zone" if r.in_learning_zone else "",
         ]
         for r in results
     ]
     header = ["TASK", "SPEC", "PASSED", "PASS RATE", "MEAN", "K", "PASS@K", "PASS^K", ""]
-    out = _table(header, rows, {0: 32, 1: 28})
+    out = table(header, rows, {0: 32, 1: 28})
     zone = sum(1 for r in results if r.in_learning_zone)
     out.append("")
     out.append(
@@ -70,10 +82,6 @@ def tasks_text(results: Sequence[TaskResult]) -> str:
     )
     out.extend(_latency_text(results))
     return "\n".join(out)
-
-
-def _latency_cell(entry: dict[str, object]) -> str:
-    return f"{entry['percentile']} {entry['tool']} {entry['observed_ms']:.4g}/{entry['bound_ms']:g} ms"
 
 
 def _latency_text(results: Sequence[TaskResult]) -> list[str]:
@@ -84,8 +92,8 @@ def _latency_text(results: Sequence[TaskResult]) -> list[str]:
             r.spec,
             str(e["tool"]),
             str(e["percentile"]),
-            f"{e['observed_ms']:.4g}",
-            f"{e['bound_ms']:g}",
+            ms(e["observed_ms"]),
+            ms(e["bound_ms"]),
             str(e["n"]),
             f"{e['window_start']} .. {e['window_end']}" if e["window_start"] else "all runs",
             "ok" if e["satisfied"] else "FAIL",
@@ -100,7 +108,7 @@ def _latency_text(results: Sequence[TaskResult]) -> list[str]:
     return [
         "",
         "latency over each task's runs (nearest-rank percentiles):",
-        *_table(header, rows, {0: 32, 1: 28}),
+        *table(header, rows, {0: 32, 1: 28}),
         "",
         f"{len(rows)} latency bound(s); {failed} exceeded",
     ]
@@ -110,31 +118,82 @@ def tasks_json(results: Sequence[TaskResult]) -> str:
     return json.dumps([r.to_dict() for r in results], indent=2)
 
 
-def tasks_html(results: Sequence[TaskResult]) -> str:
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("task", "spec", "passed", "pass rate", "mean", "k", "pass@k", "pass^k", "latency")
-    )
-    body = []
-    for r in results:
-        cells = [
-            r.task or "-",
-            r.spec,
-            f"{r.n_passed}/{r.n_scored}",
-            _number(r.pass_rate),
-            _number(r.mean_value),
-            str(r.k),
-            _number(r.pass_at_k),
-            _number(r.pass_hat_k),
-            "; ".join(("" if e["satisfied"] else "FAIL ") + _latency_cell(e) for e in r.latency),
+def report_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), indent=2, default=str)
+
+
+_SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """A histogram in one line of block characters."""
+    most = max(counts, default=0) or 1
+    return "".join(_SPARK[0 if c == 0 else max(1, round(c / most * 8))] for c in counts)
+
+
+def _history_text(report: Report) -> list[str]:
+    out = ["", f"pass rate over time, per spec (latest stored verdict per run, by {report.history_bucket}):"]
+    if not report.history:
+        out.append("no stored verdicts for these specs (serve --specs and score store them)")
+        return out
+    rows = [
+        [
+            p["spec"],
+            p["start"],
+            f"{p['n_passed']}/{p['n_scored']}",
+            str(p["n_errors"]),
+            number(p["pass_rate"]),
+            "█" * round((p["pass_rate"] or 0) * 20),
         ]
-        style = ' class="zone"' if r.in_learning_zone else ""
-        body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return (
-        "<!doctype html><meta charset=utf-8><title>tracescore report</title>"
-        "<style>body{font:14px system-ui;margin:2em}table{border-collapse:collapse}"
-        "td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:left}"
-        "tr.zone{background:#fff6d5}</style>"
-        "<h1>tracescore: per-task pass rates</h1><p>Highlighted rows are in the learning zone.</p>"
-        f"<table><tr>{head}</tr>{''.join(body)}</table>\n"
-    )
+        for p in report.history
+    ]
+    out.extend(table(["SPEC", "FROM (UTC)", "PASSED", "ERRORS", "PASS RATE", ""], rows, {0: 28}))
+    return out
+
+
+def _tool_latency_text(report: Report) -> list[str]:
+    out = ["", "tool latency, clean executions in the runs scored (nearest-rank percentiles, ms):"]
+    if not report.tool_latency:
+        out.append("no tool executions in the runs scored")
+        return out
+    rows = [
+        [
+            e["tool"],
+            str(e["n"]),
+            str(e["n_errored"]),
+            ms(e.get("p50_ms")),
+            ms(e.get("p95_ms")),
+            ms(e.get("p99_ms")),
+            ms(e.get("max_ms")),
+            sparkline(e["histogram"]["counts"]) if e["n"] else "",
+        ]
+        for e in report.tool_latency
+    ]
+    out.extend(table(["TOOL", "N", "ERRORED", "P50", "P95", "P99", "MAX", "DISTRIBUTION"], rows, {0: 32}))
+    return out
+
+
+def _failing_text(report: Report) -> list[str]:
+    out = ["", f"failing runs ({report.failing_runs_total}), most recently completed first:"]
+    if not report.failing_runs:
+        out.append("every scored run passed")
+        return out
+    rows = [
+        [r["run_id"], r["trace_id"], r["task"] or "-", r["spec"], r["label"].upper(), r["reason"] or ""]
+        for r in report.failing_runs
+    ]
+    out.extend(table(["RUN", "TRACE", "TASK", "SPEC", "RESULT", "REASON"], rows, {0: 36, 2: 24, 3: 28}))
+    if report.failing_runs_total > len(report.failing_runs):
+        out.append(f"(the {len(report.failing_runs)} most recent of {report.failing_runs_total})")
+    return out
+
+
+def report_text(report: Report) -> str:
+    out = [tasks_text(report.tasks)]
+    if "history" in report.sections:
+        out.extend(_history_text(report))
+    if "latency" in report.sections:
+        out.extend(_tool_latency_text(report))
+    if "failing" in report.sections:
+        out.extend(_failing_text(report))
+    return "\n".join(out)

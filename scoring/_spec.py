@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from functools import cached_property
 import json
 import types
 import typing
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -333,15 +333,77 @@ class Spec(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+# YAML aliases may add this many nodes beyond those written: a few lines of anchors can otherwise stand
+# for billions of nodes, which validation and the canonical JSON would walk one by one.
+_MAX_ALIAS_EXPANSION = 100_000
+_MAX_FLOW_DEPTH = 100
+
+
+class _Refused(yaml.YAMLError):
+    """Valid YAML that would cost far more to load than any spec needs."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the nodes a document expands to (each alias counted in full), without expanding it."""
+    sizes: dict[int, int] = {}
+    entered: set[int] = set()
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack[-1]
+        if id(node) in sizes:
+            stack.pop()
+            continue
+        pending = [c for c in _children(node) if id(c) not in sizes]
+        if id(node) not in entered:
+            entered.add(id(node))
+            if any(id(c) in entered for c in pending):
+                raise _Refused("an alias refers to a node that contains it (a structure without end)")
+            stack.extend(pending)
+            continue
+        stack.pop()
+        sizes[id(node)] = 1 + sum(sizes[id(c)] for c in _children(node))
+    written = len(sizes)
+    if sizes[id(root)] - written > _MAX_ALIAS_EXPANSION:
+        raise _Refused(
+            f"its aliases expand {written} nodes to {sizes[id(root)]} (at most {_MAX_ALIAS_EXPANSION} "
+            "more are accepted); write the values out or use fewer aliases"
+        )
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    # PyYAML scans nested flow collections ([[[…, {{{…) in quadratic time: seconds for a 20 kB file.
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        if self.flow_level >= _MAX_FLOW_DEPTH:
+            raise _Refused(f"[ and {{ nested more than {_MAX_FLOW_DEPTH} deep")
+        super().fetch_flow_collection_start(token_class)
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+
 def _documents(path: Path) -> list[Any]:
     size = path.stat().st_size
     if size > _MAX_SPEC_FILE_BYTES:
         raise SpecError(f"{path}: {size} bytes is too large for a spec file (limit 4 MiB)")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text: {exc}") from exc
     try:
         if path.suffix.lower() == ".json":
             return [json.loads(text)]
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        return [doc for doc in yaml.load_all(text, Loader=_BoundedLoader) if doc is not None]
+    except _Refused as exc:
+        raise SpecError(f"{path}: refused: {exc}") from exc
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
         kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
         raise SpecError(f"{path}: not valid {kind}: {exc}") from exc
@@ -395,7 +457,10 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
     if not isinstance(raw, dict):
         raise SpecError(f"{path}: {label}: a spec must be a mapping of keys (name, expected_tools, …)")
     try:
-        return Spec.model_validate(raw)
+        spec = Spec.model_validate(raw)
+        # Every verdict carries the fingerprint: a spec whose canonical JSON cannot be made (pydantic
+        # refuses to serialize very deep values) is refused here, not at its first verdict.
+        _ = spec.fingerprint
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
@@ -404,8 +469,9 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
                 message = _unknown_key(error["loc"])
             problems.append(f"{_location(error)}: {message}")
         raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
-    except RecursionError as exc:
+    except (RecursionError, ValueError) as exc:
         raise SpecError(f"{path}: {label}: nested too deeply") from exc
+    return spec
 
 
 def load_spec_file(path: Path) -> list[Spec]:

@@ -46,7 +46,7 @@ class ServeProcess:
         return f"http://127.0.0.1:{self.http_port}/v1/traces"
 
     def start(self, timeout_s: float = 30.0) -> ServeProcess:
-        self.log_path = self.db.with_suffix(".log")
+        self.log_path = self.log_path or self.db.with_suffix(".log")
         args = [
             sys.executable,
             "-m",

@@ -1,0 +1,412 @@
+"""How tracescore talks to a person at a terminal, and to a log pipeline everywhere else.
+
+- stderr is a terminal (and `TERM` is not `dumb`): short readable log lines, and one status line that
+  redraws in place: serve's live counters, or score/report's progress. Log lines never tear it: the
+  handler clears the status line, writes the record, and draws the status line again.
+- stderr is not a terminal (a pipe, a file, a container's log driver): one JSON object per line, with
+  `time` (UTC, ISO 8601), `level`, `logger` and `message`, plus `exception` when there is one and any
+  `extra=` fields. Python warnings and uncaught exceptions (main thread or any other) go the same way,
+  so every line a collector reads parses.
+
+`--log-format text|json` (or `TRACESCORE_LOG_FORMAT`) overrides the choice; `NO_COLOR` turns colours off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import duckdb
+
+from collector._settings import ServeSettings
+from scoring._format import number, table
+
+# Every attribute a LogRecord has of its own: anything else was passed with `extra=` and is kept.
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+_COLOURS = {"DEBUG": "\x1b[2m", "INFO": "\x1b[36m", "WARNING": "\x1b[33m", "ERROR": "\x1b[31m"}
+_RESET, _CLEAR = "\x1b[0m", "\r\x1b[2K"
+_HANDLER_MARK = "_tracescore_handler"
+
+
+def is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):  # closed or not a real file
+        return False
+
+
+def _iso(created: float) -> str:
+    moment = datetime.fromtimestamp(created, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record, on one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "time": _iso(record.created),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                data[key] = value
+        if record.exc_info and record.exc_info[0] is not None:
+            data["error_type"] = record.exc_info[0].__name__
+            data["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            data["stack"] = record.stack_info
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """`10:27:47 INFO  tracescore.serve: message`, the level coloured on a terminal."""
+
+    def __init__(self, colour: bool) -> None:
+        super().__init__()
+        self._colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        level = f"{record.levelname:<7}"
+        if self._colour:
+            level = _COLOURS.get(record.levelname, "\x1b[1;31m") + level + _RESET
+        line = f"{stamp} {level} {record.name}: {record.getMessage()}"
+        if record.exc_info and record.exc_info[0] is not None:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class StatusLine:
+    """One line at the bottom of a terminal that redraws in place (progress, live counters)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.lock = threading.RLock()
+        self._text = ""
+
+    def show(self, text: str) -> None:
+        with self.lock:
+            self._text = text
+            self._draw()
+
+    def _draw(self) -> None:
+        width = _columns(self.stream) - 1
+        text = self._text if len(self._text) <= width else self._text[: max(width - 1, 0)] + "…"
+        self.stream.write(_CLEAR + text)
+        self.stream.flush()
+
+    def hide(self) -> None:
+        """Clear the line (until the next `show`)."""
+        with self.lock:
+            if self._text:
+                self.stream.write(_CLEAR)
+                self.stream.flush()
+
+    def redraw(self) -> None:
+        with self.lock:
+            if self._text:
+                self._draw()
+
+    def clear(self) -> None:
+        with self.lock:
+            self.hide()
+            self._text = ""
+
+
+def _columns(stream: IO[str]) -> int:
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 100
+    return columns if columns > 20 else 100  # a terminal that reports no size (0) is not 0 wide
+
+
+class TerminalHandler(logging.StreamHandler[IO[str]]):
+    """Writes records above the status line, which it then draws again."""
+
+    def __init__(self, status: StatusLine) -> None:
+        super().__init__(status.stream)
+        self.status = status
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self.status.lock:
+            self.status.hide()
+            super().emit(record)
+            self.status.redraw()
+
+
+class _State:
+    status: StatusLine | None = None
+    json_mode = False
+    hooks: tuple[Any, Any] | None = None  # sys/threading excepthooks from before JSON mode
+
+
+def status_line() -> StatusLine | None:
+    """The terminal's status line, when logging was set up for a terminal."""
+    return _State.status
+
+
+def json_logs() -> bool:
+    """Whether logs are JSON lines (so an error a command reports should be one too)."""
+    return _State.json_mode
+
+
+def _log_uncaught(kind: str) -> Callable[..., None]:
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        logging.getLogger("tracescore").critical(
+            "uncaught exception%s: %s", kind, exc, exc_info=(exc_type, exc, tb)
+        )
+
+    return hook
+
+
+def _thread_hook(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit or args.exc_value is None:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    logging.getLogger("tracescore").critical(
+        "uncaught exception in thread %s: %s",
+        name,
+        args.exc_value,
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )
+
+
+class _StderrHandler(logging.StreamHandler[IO[str]]):
+    """Writes to whatever `sys.stderr` is at the time of the record, not when it was set up (a caller
+    that swaps stderr, as an in-process test does, never leaves records going to a closed stream)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: IO[str]) -> None:
+        pass
+
+
+def _install_hooks(on: bool) -> None:
+    if on and _State.hooks is None:
+        _State.hooks = (sys.excepthook, threading.excepthook)
+        sys.excepthook = _log_uncaught("")
+        threading.excepthook = _thread_hook
+    elif not on and _State.hooks is not None:
+        sys.excepthook, threading.excepthook = _State.hooks
+        _State.hooks = None
+
+
+def setup_logging(fmt: str = "auto", level: str = "info", stream: IO[str] | None = None) -> str:
+    """Configure the root logger for `fmt` (auto, text or json); returns the format chosen.
+
+    `stream` defaults to stderr (followed if it is replaced later)."""
+    terminal = is_terminal(sys.stderr if stream is None else stream)
+    chosen = ("text" if terminal else "json") if fmt == "auto" else fmt
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, _HANDLER_MARK, False)]:
+        root.removeHandler(old)
+    _State.status = (
+        StatusLine(sys.stderr if stream is None else stream) if terminal and chosen == "text" else None
+    )
+    handler: logging.Handler
+    if _State.status is not None:
+        handler = TerminalHandler(_State.status)
+    elif stream is None:
+        handler = _StderrHandler()
+    else:
+        handler = logging.StreamHandler(stream)
+    colour = terminal and not os.environ.get("NO_COLOR")
+    handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter(colour))
+    _install_hooks(chosen == "json")
+    setattr(handler, _HANDLER_MARK, True)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    logging.captureWarnings(False)  # re-arm: whoever swapped warnings.showwarning since is undone
+    logging.captureWarnings(True)
+    _State.json_mode = chosen == "json"
+    return chosen
+
+
+class Progress:
+    """`scoring 45/120 runs ▕████░░░░▏ 37%` on the status line; nothing off a terminal."""
+
+    def __init__(self, label: str, total: int | None = None, unit: str = "runs") -> None:
+        self._status = status_line()
+        self._label, self._total, self._unit = label, total, unit
+        self._done = 0
+        self._last = 0.0
+
+    def __enter__(self) -> Progress:
+        self._render(force=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.clear()
+
+    def advance(self, n: int = 1) -> None:
+        self._done += n
+        self._render()
+
+    def set(self, done: int) -> None:
+        self._done = done
+        self._render()
+
+    def _render(self, force: bool = False) -> None:
+        if self._status is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1 and self._done != self._total:
+            return
+        self._last = now
+        if self._total:
+            share = min(self._done / self._total, 1.0)
+            bar = "█" * round(share * 24) + "░" * (24 - round(share * 24))
+            text = f"{self._label} {self._done}/{self._total} {self._unit} ▕{bar}▏ {share:.0%}"
+        else:
+            text = f"{self._label} … {self._done} {self._unit}" if self._done else f"{self._label} …"
+        self._status.show(text)
+
+
+# --- serve's live counters ----------------------------------------------------------------------
+
+_SAMPLE = re.compile(r"^(?P<name>[a-z_]+)(?:\{(?P<labels>[^}]*)\})? (?P<value>\S+)$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """Prometheus text exposition → name → [(labels, value)]."""
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if match is None:
+            continue
+        labels = dict(_LABEL.findall(match["labels"] or ""))
+        try:
+            out.setdefault(match["name"], []).append((labels, float(match["value"])))
+        except ValueError:
+            continue
+    return out
+
+
+def _total(metrics: dict[str, list[tuple[dict[str, str], float]]], name: str) -> int:
+    return int(sum(value for _, value in metrics.get(name, [])))
+
+
+def serve_status_text(metrics: dict[str, list[tuple[dict[str, str], float]]]) -> str:
+    """The status line of a running serve, from its own /metrics."""
+    verdicts: dict[str, int] = {"pass": 0, "fail": 0, "error": 0}
+    for labels, value in metrics.get("tracescore_verdicts_total", []):
+        verdicts[labels.get("label", "?")] = verdicts.get(labels.get("label", "?"), 0) + int(value)
+    parts = [
+        f"spans {_total(metrics, 'tracescore_spans_stored_total'):,}",
+        f"open traces {_total(metrics, 'tracescore_open_traces'):,}",
+        f"runs {_total(metrics, 'tracescore_runs_completed_total'):,}",
+    ]
+    if "tracescore_verdicts_total" in metrics:
+        parts.append(f"verdicts {verdicts['pass']:,} pass · {verdicts['fail']:,} fail")
+        if verdicts["error"]:
+            parts[-1] += f" · {verdicts['error']:,} error"
+        queued = _total(metrics, "tracescore_scoring_queue_traces")
+        if queued:
+            parts.append(f"scoring queue {queued:,}")
+    backlog = _total(metrics, "tracescore_ingest_queue_spans")
+    if backlog:
+        parts.append(f"ingest queue {backlog:,}")
+    if metrics.get("tracescore_store_healthy") and _total(metrics, "tracescore_store_healthy") == 0:
+        parts.append("STORAGE FAILING")
+    return "● serving  " + "  ".join(parts)
+
+
+def fetch_metrics(base_url: str, token: str, timeout_s: float = 2.0) -> str:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(base_url + "/metrics", headers=headers)
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        return str(response.read().decode())
+
+
+def _api_base(db: Path) -> str | None:
+    """The running serve's own HTTP API, from the `<db>.api.json` it wrote; None under TLS."""
+    try:
+        info = json.loads(db.with_name(db.name + ".api.json").read_text())
+        base = str(info["http"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not base.startswith("http://"):
+        return None  # TLS: the certificate need not name loopback; no live counters rather than no check
+    return base.replace("//0.0.0.0:", "//127.0.0.1:").replace("//[::]:", "//[::1]:")
+
+
+async def serve_with_status(
+    serve: Callable[[ServeSettings, asyncio.Event], Awaitable[None]],
+    settings: ServeSettings,
+    status: StatusLine,
+    interval_s: float = 1.0,
+) -> None:
+    """Run `serve`, keeping the status line up to date from the server's own /metrics."""
+    ready = asyncio.Event()
+    server = asyncio.ensure_future(serve(settings, ready))
+    waiting = asyncio.ensure_future(ready.wait())
+    await asyncio.wait({server, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    try:
+        base = _api_base(settings.db) if ready.is_set() else None
+        if ready.is_set() and base is None:
+            status.show(f"● serving {settings.db} (no live counters over TLS)")
+        while not server.done():
+            if base is not None:
+                try:
+                    text = await asyncio.to_thread(fetch_metrics, base, settings.auth_token)
+                    status.show(serve_status_text(parse_metrics(text)))
+                except (OSError, ValueError):
+                    pass  # starting or stopping: keep the last line
+            await asyncio.wait({server}, timeout=interval_s)
+    finally:
+        status.clear()
+    server.result()
+
+
+def stored_summary(db: Path) -> str | None:
+    """Per task and spec, the stored verdicts (the `task_results` view), as a table; None if none."""
+    try:
+        with duckdb.connect(str(db), read_only=True) as connection:
+            tables = {
+                r[0]
+                for r in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
+            }
+            if "task_results" not in tables:
+                return None
+            rows = connection.execute(
+                "SELECT task, spec, n_passed, n_scored, pass_rate, in_learning_zone FROM task_results "
+                "ORDER BY task NULLS FIRST, spec"
+            ).fetchall()
+    except duckdb.Error:
+        return None
+    if not rows:
+        return None
+    lines = table(
+        ["TASK", "SPEC", "PASSED", "PASS RATE", ""],
+        [
+            [task or "-", spec, f"{passed}/{scored}", number(rate), "learning zone" if zone else ""]
+            for task, spec, passed, scored, rate, zone in rows
+        ],
+        {0: 32, 1: 28},
+    )
+    return "\n".join([f"verdicts stored in {db} (latest per run and spec):", *lines])

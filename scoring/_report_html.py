@@ -1,0 +1,437 @@
+"""`tracescore report --format html`: one self-contained page (inline CSS and SVG; no script, font, image
+or stylesheet from anywhere) showing the same figures as `report --format json`, which it also embeds
+whole in `<script type="application/json" id="tracescore-report">` for machines.
+
+Figures are printed with the same rules as the terminal tables (`scoring/_format.py`): rates and values
+with two decimals, milliseconds with four significant digits. Elements that carry a figure also carry
+the exact value in a `data-*` attribute.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from html import escape
+from math import log10
+from typing import Any
+
+from scoring._aggregate import TaskResult
+from scoring._format import ms, number
+from scoring._report import Report
+
+_CSS = """
+:root{--fg:#1d2433;--muted:#5b6475;--line:#e3e6ec;--card:#f6f7f9;--pass:#1f8a4c;--fail:#c8372d;
+--error:#9a6400;--zone:#fff4cc;--zone-edge:#e0a800;--accent:#2f62c9}
+*{box-sizing:border-box}
+body{margin:0;color:var(--fg);background:#fff;
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans","Liberation Sans",sans-serif}
+main{max-width:1180px;margin:0 auto;padding:24px 32px 48px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:17px;margin:34px 0 10px;padding-bottom:5px;border-bottom:2px solid var(--line)}
+p{margin:6px 0}
+.meta,.note{color:var(--muted);font-size:12.5px}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin:18px 0 6px}
+.card{background:var(--card);border-radius:8px;padding:10px 14px}
+.card b{display:block;font-size:22px;font-variant-numeric:tabular-nums}
+.card span{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th{text-align:left;font-weight:600;color:var(--muted);font-size:11.5px;text-transform:uppercase;
+letter-spacing:.03em;border-bottom:1px solid var(--line);padding:6px 8px;white-space:nowrap}
+td{padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+td.num,th.num{text-align:right;white-space:nowrap}
+tr.zone td{background:var(--zone)}
+tr.zone td:first-child{box-shadow:inset 4px 0 0 var(--zone-edge)}
+.badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;font-weight:600;
+white-space:nowrap}
+.badge.zone{background:var(--zone-edge);color:#3b2a00}
+.badge.pass{background:#dff3e6;color:var(--pass)}
+.badge.fail{background:#fde2df;color:var(--fail)}
+.badge.error{background:#fbeccb;color:var(--error)}
+.bar{display:inline-block;width:72px;height:8px;background:#e6e9ee;border-radius:4px;margin-left:8px;
+vertical-align:middle;overflow:hidden}
+.bar i{display:block;height:100%;background:var(--pass)}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(520px,100%),1fr));gap:16px}
+section{overflow-x:auto}
+figure{margin:0;background:var(--card);border-radius:8px;padding:12px 14px}
+figcaption{font-weight:600;margin-bottom:4px}
+figcaption small{font-weight:400;color:var(--muted)}
+svg{display:block;max-width:100%;height:auto}
+svg text{font:11px system-ui,"DejaVu Sans",sans-serif;fill:var(--muted)}
+svg .axis{stroke:#c9ced6}
+svg text.label{paint-order:stroke;stroke:#f6f7f9;stroke-width:3px;stroke-linejoin:round}
+svg .grid{stroke:#e3e6ec}
+.mono,code{font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",monospace;font-size:12px}
+.reason{max-width:460px}
+td.when{white-space:nowrap}
+.stats{font-size:12.5px;color:var(--muted);margin-top:4px}
+.stats b{color:var(--fg);font-weight:600}
+details{margin-top:6px}
+summary{cursor:pointer;color:var(--muted);font-size:12px}
+.empty{color:var(--muted);font-style:italic}
+@media print{.charts{grid-template-columns:1fr}}
+"""
+
+_W, _H = 520, 180
+_LABEL_ROW = 13
+_PAD_L, _PAD_R, _PAD_T, _PAD_B = 44, 16, 14, 30
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _data(value: object) -> str:
+    """An exact figure for a data-* attribute: JSON's spelling, `null` for none."""
+    return _e(json.dumps(value))
+
+
+def _short_time(iso: str, bucket: str | None) -> str:
+    moment = datetime.fromisoformat(iso.removesuffix("Z"))
+    if bucket in ("second", "minute"):
+        return moment.strftime("%H:%M:%S")
+    if bucket == "hour":
+        return moment.strftime("%m-%d %H:00")
+    return moment.strftime("%Y-%m-%d")
+
+
+def _cards(report: Report) -> str:
+    tasks = report.tasks
+    scored = sum(t.n_scored for t in tasks)
+    passed = sum(t.n_passed for t in tasks)
+    zone = sum(1 for t in tasks if t.in_learning_zone)
+    cards = [
+        ("task-spec-pairs", str(len(tasks)), "task/spec pairs"),
+        ("verdicts-scored", str(scored), "verdicts scored"),
+        ("overall-pass-rate", number(passed / scored if scored else None), "pass rate overall"),
+        ("learning-zone", str(zone), "in the learning zone"),
+    ]
+    if "failing" in report.sections:
+        cards.append(("failing-runs", str(report.failing_runs_total), "failing or unscored verdicts"))
+    if "latency" in report.sections:
+        cards.append(("tools", str(len(report.tool_latency)), "tools timed"))
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card" id="card-{i}"><b>{_e(v)}</b><span>{_e(t)}</span></div>' for i, v, t in cards
+        )
+        + "</div>"
+    )
+
+
+def _latency_checks(result: TaskResult) -> str:
+    if not result.latency:
+        return ""
+    parts = []
+    for e in result.latency:
+        mark = "" if e["satisfied"] else '<span class="badge fail">FAIL</span> '
+        parts.append(
+            f"{mark}{_e(e['percentile'])} {_e(e['tool'])} {ms(e['observed_ms'])}/{ms(e['bound_ms'])} ms"
+        )
+    return "<br>".join(parts)
+
+
+def _rate_cell(name: str, value: float | None) -> str:
+    return f'<td class="num" data-field="{name}" data-value="{_data(value)}">{number(value)}</td>'
+
+
+_ZONE_BADGE = '<span class="badge zone">learning zone</span>'
+
+
+def _tasks(report: Report) -> str:
+    if not report.tasks:
+        return '<p class="empty">No complete run matched any spec.</p>'
+    head = (
+        "<tr><th>task</th><th>spec</th><th class=num>passed</th><th class=num>pass rate</th>"
+        "<th class=num>mean value</th><th class=num>k</th><th class=num>pass@k</th>"
+        "<th class=num>pass^k</th><th class=num>errors</th><th>latency percentiles</th><th></th></tr>"
+    )
+    rows = []
+    for r in report.tasks:
+        width = 0 if r.pass_rate is None else round(r.pass_rate * 100)
+        zone = r.in_learning_zone
+        rows.append(
+            f'<tr class="task{" zone" if zone else ""}" data-task="{_e(r.task or "")}" '
+            f'data-spec="{_e(r.spec)}" data-learning-zone="{str(zone).lower()}">'
+            f"<td>{_e(r.task or '-')}</td><td>{_e(r.spec)}</td>"
+            f'<td class="num" data-field="passed">{r.n_passed}/{r.n_scored}</td>'
+            f'<td class="num" data-field="pass_rate" data-value="{_data(r.pass_rate)}">{number(r.pass_rate)}'
+            f'<span class="bar"><i style="width:{width}%"></i></span></td>'
+            f"{_rate_cell('mean_value', r.mean_value)}"
+            f'<td class="num" data-field="k">{r.k}</td>'
+            f"{_rate_cell('pass_at_k', r.pass_at_k)}{_rate_cell('pass_hat_k', r.pass_hat_k)}"
+            f'<td class="num" data-field="n_errors">{r.n_errors}</td>'
+            f"<td>{_latency_checks(r)}</td>"
+            f"<td>{_ZONE_BADGE if zone else ''}</td></tr>"
+        )
+    return f'<table id="tasks-table">{head}{"".join(rows)}</table>'
+
+
+def _history_chart(spec: str, points: list[dict[str, Any]], bucket: str | None) -> str:
+    plot_w, plot_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
+    starts = [datetime.fromisoformat(p["start"].removesuffix("Z")).timestamp() for p in points]
+    first, last = min(starts), max(starts)
+    most = max(p["n_scored"] + p["n_errors"] for p in points) or 1
+    slot = plot_w / max(len(points), 1)
+
+    def x(t: float) -> float:
+        return (
+            _PAD_L + plot_w / 2
+            if last == first
+            else _PAD_L + slot / 2 + (t - first) / (last - first) * (plot_w - slot)
+        )
+
+    def y(rate: float) -> float:
+        return _PAD_T + (1 - rate) * plot_h
+
+    parts = [
+        f'<svg viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
+        f'aria-label="pass rate of {_e(spec)} per {_e(bucket)}">'
+    ]
+    for rate in (0.0, 0.5, 1.0):
+        parts.append(
+            f'<line class="grid" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{y(rate):.1f}" y2="{y(rate):.1f}"/>'
+            f'<text x="{_PAD_L - 6}" y="{y(rate) + 4:.1f}" text-anchor="end">{rate:g}</text>'
+        )
+    bar_w = max(min(slot * 0.6, 28), 2)
+    for p, t in zip(points, starts, strict=True):  # volume behind the line: runs scored per bucket
+        height = (p["n_scored"] + p["n_errors"]) / most * plot_h * 0.35
+        parts.append(
+            f'<rect x="{x(t) - bar_w / 2:.1f}" y="{_PAD_T + plot_h - height:.1f}" width="{bar_w:.1f}" '
+            f'height="{height:.1f}" fill="#dfe5f1"><title>{p["n_scored"]} scored, {p["n_errors"]} errors'
+            "</title></rect>"
+        )
+    line = [
+        (x(t), y(p["pass_rate"])) for p, t in zip(points, starts, strict=True) if p["pass_rate"] is not None
+    ]
+    if len(line) > 1:
+        path = " ".join(f"{px:.1f},{py:.1f}" for px, py in line)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="#2f62c9" stroke-width="2"/>')
+    label_each = len(points) <= 16
+    for p, t in zip(points, starts, strict=True):
+        if p["pass_rate"] is None:
+            continue
+        cx, cy = x(t), y(p["pass_rate"])
+        colour = "#1f8a4c" if p["pass_rate"] >= 1 else ("#c8372d" if p["pass_rate"] <= 0 else "#2f62c9")
+        parts.append(
+            f'<circle class="point" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}" '
+            f'data-start="{_e(p["start"])}" data-pass-rate="{_data(p["pass_rate"])}">'
+            f"<title>{_e(p['start'])}: {p['n_passed']}/{p['n_scored']} passed ({number(p['pass_rate'])})"
+            "</title></circle>"
+        )
+        if label_each:
+            above = cy - 8 if cy > _PAD_T + 14 else cy + 16
+            parts.append(
+                f'<text x="{cx:.1f}" y="{above:.1f}" text-anchor="middle" class="label">'
+                f"{number(p['pass_rate'])}</text>"
+            )
+    base = _PAD_T + plot_h
+    parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
+    ticks = [(points[0], starts[0])]
+    if len(points) > 1:
+        ticks.append((points[-1], starts[-1]))
+    for i, (p, t) in enumerate(ticks):
+        anchor = "middle" if len(ticks) == 1 else ("start" if i == 0 else "end")
+        tx = x(t) if len(ticks) == 1 else (_PAD_L if i == 0 else _W - _PAD_R)
+        label = _e(_short_time(p["start"], bucket))
+        parts.append(f'<text x="{tx:.1f}" y="{_H - 10}" text-anchor="{anchor}">{label}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _history(report: Report) -> str:
+    if not report.history:
+        return (
+            '<p class="empty">No stored verdicts for these specs yet: '
+            "<code>tracescore serve --specs</code> and <code>tracescore score</code> store them.</p>"
+        )
+    by_spec: dict[str, list[dict[str, Any]]] = {}
+    for point in report.history:
+        by_spec.setdefault(point["spec"], []).append(point)
+    figures = []
+    for spec, points in by_spec.items():
+        scored = sum(p["n_scored"] for p in points)
+        rows = "".join(
+            f'<tr class="bucket" data-start="{_e(p["start"])}"><td class="mono">{_e(p["start"])}</td>'
+            f'<td class="num">{p["n_passed"]}/{p["n_scored"]}</td><td class="num">{p["n_errors"]}</td>'
+            f'<td class="num" data-value="{_data(p["pass_rate"])}">{number(p["pass_rate"])}</td></tr>'
+            for p in points
+        )
+        figures.append(
+            f'<figure class="history" data-spec="{_e(spec)}"><figcaption>{_e(spec)} '
+            f"<small>{len(points)} {_e(report.history_bucket)}(s), {scored} scored runs</small></figcaption>"
+            f"{_history_chart(spec, points, report.history_bucket)}"
+            "<details><summary>figures</summary><table><tr><th>bucket start (UTC)</th>"
+            "<th class=num>passed</th><th class=num>errors</th><th class=num>pass rate</th></tr>"
+            f"{rows}</table></details></figure>"
+        )
+    return (
+        f'<p class="note">Latest stored verdict of each run, per {_e(report.history_bucket)} of the run\'s '
+        "completion (UTC). Bars: runs scored in the bucket.</p>"
+        f'<div class="charts">{"".join(figures)}</div>'
+    )
+
+
+def _latency_chart(entry: dict[str, Any]) -> str:
+    hist = entry["histogram"]
+    edges, counts = hist["edges_ms"], hist["counts"]
+    log = hist["scale"] == "log"
+    svg_h = _H + 20
+    top = _PAD_T + 3 * _LABEL_ROW + 4  # room for three rows of percentile labels
+    plot_w, plot_h = _W - _PAD_L - _PAD_R, svg_h - top - _PAD_B
+    low, high = edges[0], edges[-1]
+
+    def x(v: float) -> float:
+        if high <= low:
+            return _PAD_L + plot_w / 2
+        v = min(max(v, low), high)
+        share = (log10(v) - log10(low)) / (log10(high) - log10(low)) if log else (v - low) / (high - low)
+        return _PAD_L + share * plot_w
+
+    most = max(counts) or 1
+    parts = [
+        f'<svg viewBox="0 0 {_W} {svg_h}" width="{_W}" height="{svg_h}" role="img" '
+        f'aria-label="latency of {_e(entry["tool"])}">'
+    ]
+    for tick in sorted({most, most // 2} - {0}):
+        gy = top + plot_h - tick / most * plot_h
+        parts.append(
+            f'<line class="grid" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{gy:.1f}" y2="{gy:.1f}"/>'
+            f'<text x="{_PAD_L - 6}" y="{gy + 4:.1f}" text-anchor="end">{tick}</text>'
+        )
+    for i, count in enumerate(counts):
+        if high <= low:
+            x0, x1 = _PAD_L + plot_w * 0.4, _PAD_L + plot_w * 0.6
+        else:
+            x0, x1 = x(edges[i]), x(edges[i + 1])
+        bar_h = count / most * plot_h
+        parts.append(
+            f'<rect x="{x0 + 0.5:.1f}" y="{top + plot_h - bar_h:.1f}" width="{max(x1 - x0 - 1, 1):.1f}" '
+            f'height="{bar_h:.1f}" fill="#9db5e6"><title>{count} execution(s), '
+            f"{ms(edges[i])}–{ms(edges[min(i + 1, len(edges) - 1)])} ms</title></rect>"
+        )
+    base = top + plot_h
+    parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
+    styles = {"p50": ("#1d2433", ""), "p95": ("#c8372d", "5 3"), "p99": ("#7a1f8a", "2 2")}
+    placed: list[float] = []
+    for key, (colour, dash) in styles.items():
+        value = entry[f"{key}_ms"]
+        px = x(value)
+        row = sum(1 for other in placed if abs(other - px) < 110)  # stagger labels that would collide
+        placed.append(px)
+        label_y = _PAD_T + row * _LABEL_ROW
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        anchor = "end" if px > _W - _PAD_R - 60 else "start"
+        lx = px - 3 if anchor == "end" else px + 3
+        parts.append(
+            f'<line class="marker" data-percentile="{key}" data-value="{_data(value)}" x1="{px:.1f}" '
+            f'x2="{px:.1f}" y1="{label_y + 2}" y2="{base}" stroke="{colour}" stroke-width="1.5"{dash_attr}/>'
+            f'<text x="{lx:.1f}" y="{label_y + 9}" text-anchor="{anchor}" class="label" '
+            f'style="fill:{colour}">{key} {ms(value)} ms</text>'
+        )
+    scale = "log scale" if log else "linear"
+    parts.append(
+        f'<text x="{_PAD_L}" y="{svg_h - 10}" text-anchor="start">{ms(low)} ms</text>'
+        f'<text x="{_PAD_L + plot_w / 2:.1f}" y="{svg_h - 10}" text-anchor="middle">{scale}</text>'
+        f'<text x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{ms(high)} ms</text></svg>'
+    )
+    return "".join(parts)
+
+
+_LATENCY_FIELDS = ("p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms", "mean_ms")
+
+
+def _latency(report: Report) -> str:
+    if not report.tool_latency:
+        return '<p class="empty">No tool executions in the runs scored.</p>'
+    head = (
+        "<tr><th>tool</th><th class=num>clean executions</th><th class=num>errored</th>"
+        + "".join(f"<th class=num>{f.removesuffix('_ms')} ms</th>" for f in _LATENCY_FIELDS)
+        + "</tr>"
+    )
+    rows, figures = [], []
+    for entry in report.tool_latency:
+        tool = entry["tool"]
+        cells = "".join(
+            f'<td class="num" data-field="{f}" data-value="{_data(entry.get(f))}">{ms(entry.get(f))}</td>'
+            for f in _LATENCY_FIELDS
+        )
+        rows.append(
+            f'<tr class="tool" data-tool="{_e(tool)}"><td>{_e(tool)}</td>'
+            f'<td class="num" data-field="n">{entry["n"]}</td><td class="num" data-field="n_errored">'
+            f"{entry['n_errored']}</td>{cells}</tr>"
+        )
+        if not entry["n"]:
+            continue
+        figures.append(
+            f'<figure class="latency" data-tool="{_e(tool)}"><figcaption>{_e(tool)} '
+            f"<small>{entry['n']} clean execution(s)</small></figcaption>{_latency_chart(entry)}"
+            f'<div class="stats">p50 <b>{ms(entry["p50_ms"])}</b> · p95 <b>{ms(entry["p95_ms"])}</b> · '
+            f"p99 <b>{ms(entry['p99_ms'])}</b> · max <b>{ms(entry['max_ms'])}</b> · mean "
+            f"<b>{ms(entry['mean_ms'])}</b> ms</div></figure>"
+        )
+    return (
+        '<p class="note">Clean executions (not errored, paused or replayed) in the runs scored; '
+        "nearest-rank percentiles, as the specs' p50_ms/p95_ms/p99_ms bounds.</p>"
+        f'<table id="latency-table">{head}{"".join(rows)}</table>'
+        f'<div class="charts" style="margin-top:14px">{"".join(figures)}</div>'
+    )
+
+
+def _failing(report: Report) -> str:
+    if not report.failing_runs:
+        return '<p class="empty">Every scored run passed.</p>'
+    head = (
+        "<tr><th>completed (UTC)</th><th>run</th><th>trace id</th><th>task</th><th>spec</th><th>result</th>"
+        "<th class=num>value</th><th>reason</th></tr>"
+    )
+    rows = "".join(
+        f'<tr class="failing" data-run="{_e(r["run_id"])}" data-spec="{_e(r["spec"])}" '
+        f'data-trace="{_e(r["trace_id"])}">'
+        f'<td class="mono when">{_e(r["completed_at"] or "-")}</td><td class="mono">{_e(r["run_id"])}</td>'
+        f'<td class="mono">{_e(r["trace_id"])}</td><td>{_e(r["task"] or "-")}</td><td>{_e(r["spec"])}</td>'
+        f'<td><span class="badge {_e(r["label"])}">{_e(r["label"])}</span></td>'
+        f'<td class="num" data-value="{_data(r["value"])}">{number(r["value"])}</td>'
+        f'<td class="reason">{_e(r["reason"] or "")}</td></tr>'
+        for r in report.failing_runs
+    )
+    more = ""
+    if report.failing_runs_total > len(report.failing_runs):
+        more = (
+            f'<p class="note">The {len(report.failing_runs)} most recent of {report.failing_runs_total}; '
+            "<code>tracescore score --format json</code> lists them all.</p>"
+        )
+    return f'<table id="failing-table">{head}{rows}</table>{more}'
+
+
+def report_html(report: Report, source: str = "") -> str:
+    specs = ", ".join(f"{_e(s['name'])} <code>{_e(s['fingerprint'][:12])}</code>" for s in report.specs)
+    body = [
+        "<header><h1>tracescore report</h1>",
+        f'<p class="meta">Generated {_e(report.generated_at)}'
+        + (f" from {_e(source)}" if source else "")
+        + (f" · specs: {specs}" if specs else "")
+        + "</p></header>",
+        _cards(report),
+        '<section id="tasks"><h2>Pass rates per task</h2>'
+        '<p class="note">One row per task and spec over its rollouts (runs). Highlighted rows are in the '
+        "<b>learning zone</b>: some rollouts passed and some failed.</p>" + _tasks(report) + "</section>",
+    ]
+    if "history" in report.sections:
+        body.append(
+            f'<section id="history"><h2>Pass rate over time, per spec</h2>{_history(report)}</section>'
+        )
+    if "latency" in report.sections:
+        body.append(f'<section id="latency"><h2>Tool latency</h2>{_latency(report)}</section>')
+    if "failing" in report.sections:
+        body.append(
+            '<section id="failing"><h2>Failing runs '
+            f'<small class="meta">({report.failing_runs_total})</small></h2>{_failing(report)}</section>'
+        )
+    data = json.dumps(report.to_dict(), default=str).replace("</", "<\\/")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        "<title>tracescore report</title>"
+        f"<style>{_CSS}</style></head><body><main>{''.join(body)}</main>"
+        f'<script type="application/json" id="tracescore-report">{data}</script></body></html>\n'
+    )

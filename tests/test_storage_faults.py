@@ -1,0 +1,265 @@
+"""Promise 5, storage faults are loud, not lossy.
+
+- Disk full (a real one: the database on an 8 MiB tmpfs, filled up): every request gets a retryable
+  answer (503 + Retry-After, UNAVAILABLE + RetryInfo), /readyz fails and says why, no span of a refused
+  request is stored, and once space returns the server accepts the clients' retries without a restart.
+- An I/O error at commit (injected: DuckDB gives no portable way to provoke EIO): the same answers.
+- A write-ahead log that cannot be replayed (corrupted after a SIGKILL) stops the server at start with
+  exit code 2 and a message saying what to do; the .wal file is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from collector._database import open_writer
+from collector._ingest import Ingest
+from collector._model import Resource, Span
+from collector._recognise import recognise
+from collector._writer import StoreUnavailable, WriteJob, Writer, WriterSettings
+from tests._raw import GrpcSender, get_json, post_http, request
+from tests._server import ServeProcess
+
+# ---- disk full, for real ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs, unmounted afterwards."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs for the disk-full test needs root")
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {result.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
+
+
+def _fill(path: Path) -> None:
+    with path.open("wb") as filler:
+        try:
+            while True:
+                filler.write(b"\0" * 65536)
+                filler.flush()
+        except OSError:
+            pass
+
+
+def _wait_for(condition: Callable[[], Any], what: str, timeout_s: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_disk_full_is_answered_retryably_fails_readiness_and_recovers(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    server = ServeProcess(small_disk / "t.duckdb", log_path=tmp_path / "serve.log").start()
+    grpc_sender = GrpcSender(server.grpc_endpoint)
+    try:
+        stored_before, names_before = request([f"before-{i}" for i in range(5)])
+        assert post_http(server.http_port, stored_before).kind == "ok"
+        _fill(small_disk / "filler")
+
+        # Requests in flight together when the disk fills (one group commit or several): all refused.
+        bodies = [request([f"full-{k}-{i}" for i in range(20)], padding=20_000) for k in range(4)]
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda b: post_http(server.http_port, b[0]), bodies))
+        assert all(a.kind == "retryable" and a.code == "503" and a.retry_after for a in answers), answers
+        assert any("No space left" in a.message for a in answers), answers
+        retried_body, retried_names = request([f"retried-{i}" for i in range(20)], padding=20_000)
+        by_grpc = grpc_sender.send(retried_body)
+        assert (by_grpc.kind, by_grpc.code) == ("retryable", "UNAVAILABLE") and by_grpc.retry_after, by_grpc
+        ready = get_json(server.http_port, "/readyz")
+        assert ready[0] == 503 and "storage is failing" in ready[1]["reason"], ready
+        assert get_json(server.http_port, "/healthz")[0] == 200  # alive, only not ready
+
+        (small_disk / "filler").unlink()
+        _wait_for(lambda: get_json(server.http_port, "/readyz")[0] == 200, "/readyz to pass again")
+        assert grpc_sender.send(retried_body).kind == "ok"  # the client's retry, same spans
+        assert post_http(server.http_port, retried_body).kind == "ok"  # and once more: a duplicate
+    finally:
+        grpc_sender.close()
+    assert server.stop() == 0, server.log()
+
+    rows = dict(server.query("SELECT name, count(*) FROM spans GROUP BY name"))
+    assert rows == dict.fromkeys(names_before + retried_names, 1), "a refused span was stored"
+
+
+# ---- an I/O error at commit, injected --------------------------------------------------------------
+
+
+class FailingCommits:
+    """A DuckDB connection whose commits fail with an I/O error while `failing` is set."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self._connection = connection
+        self.failing = False
+
+    def commit(self) -> Any:
+        if self.failing:
+            raise duckdb.IOException('IO Error: Could not write file "t.duckdb.wal": Input/output error')
+        return self._connection.commit()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+def _span(name: str, trace_id: str) -> Span:
+    return Span(
+        trace_id=trace_id,
+        span_id=os.urandom(8).hex(),
+        parent_span_id=None,
+        name=name,
+        kind=1,
+        start_ns=1,
+        end_ns=2,
+        status_code=0,
+        status_message="",
+        attributes={},
+        events=(),
+        links=(),
+        resource=Resource({}, "tests", ""),
+    )
+
+
+def test_an_io_error_at_commit_refuses_the_whole_batch_and_recovers(tmp_path: Path) -> None:
+    connection = open_writer(tmp_path / "io.duckdb")
+    flaky = FailingCommits(connection)
+    writer = Writer(flaky, WriterSettings(probe_interval_s=0.05))  # type: ignore[arg-type]
+    ingest = Ingest(writer, max_backlog_spans=10_000, retry_after_s=1)
+    answers: dict[str, BaseException | None] = {}
+
+    def submit(name: str) -> None:
+        spans = [_span(f"{name}-{i}", os.urandom(16).hex()) for i in range(3)]
+        writer.submit(WriteJob(spans, [recognise(s) for s in spans], lambda e: answers.__setitem__(name, e)))
+
+    try:
+        flaky.failing = True
+        for name in ("a", "b", "c"):  # queued together: one group commit
+            submit(name)
+        writer.start()
+        _wait_for(lambda: len(answers) == 3, "answers")
+        assert all(
+            isinstance(e, StoreUnavailable) and "Input/output error" in str(e) for e in answers.values()
+        )
+        assert not writer.healthy
+        refusal = ingest.refusal()
+        assert refusal is not None and "storage is failing" in refusal
+        time.sleep(0.2)
+        assert not writer.healthy  # the probes fail too while the fault lasts
+
+        flaky.failing = False
+        _wait_for(lambda: writer.healthy, "the probe to find storage writable")
+        assert ingest.refusal() is None
+        submit("d")
+        _wait_for(lambda: "d" in answers, "the answer after recovery")
+        assert answers["d"] is None
+    finally:
+        writer.stop()
+        names = {r[0][0] for r in connection.execute("SELECT name FROM spans").fetchall()}
+        connection.close()
+    assert names == {"d"}, "a span of a refused batch was stored"
+
+
+# ---- a write-ahead log that cannot be replayed ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crashed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database whose server was SIGKILLed: its acknowledged spans exist only in the WAL."""
+    db = tmp_path_factory.mktemp("crashed") / "t.duckdb"
+    server = ServeProcess(db, extra_args=("--grace-seconds", "600")).start()
+    for k in range(4):
+        assert post_http(server.http_port, request([f"s{k}-{i}" for i in range(50)])[0]).kind == "ok"
+    server.kill()
+    assert Path(f"{db}.wal").stat().st_size > 0
+    return db
+
+
+def _flip_middle(data: bytearray) -> None:
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(b ^ 0xFF for b in data[middle : middle + 64])
+
+
+def _flip_start(data: bytearray) -> None:
+    data[8:72] = bytes(b ^ 0xFF for b in data[8:72])
+
+
+def _zero_head(data: bytearray) -> None:
+    # What a file system can leave after a power loss: blocks allocated but never written. DuckDB
+    # itself would take this WAL for empty and overwrite it; tracescore refuses it.
+    data[:4096] = bytes(min(4096, len(data)))
+
+
+def _serve(db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collector.cli",
+            "serve",
+            "--db",
+            str(db),
+            "--grpc",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    "damage", [_flip_middle, _flip_start, _zero_head], ids=["checksum", "header", "zeroed"]
+)
+def test_a_wal_that_cannot_be_replayed_stops_the_start_and_is_kept(
+    crashed: Path, tmp_path: Path, damage: Callable[[bytearray], None]
+) -> None:
+    db = tmp_path / "t.duckdb"
+    shutil.copy(crashed, db)
+    wal = Path(f"{db}.wal")
+    data = bytearray(Path(f"{crashed}.wal").read_bytes())
+    damage(data)
+    wal.write_bytes(data)
+
+    started = time.monotonic()
+    result = _serve(db)
+    assert result.returncode == 2, result.stderr
+    assert time.monotonic() - started < 30
+    message = result.stderr
+    assert "Traceback" not in message
+    assert f"{wal} could not be replayed" in message and "Nothing was deleted" in message, message
+    assert f"move {wal} aside" in message, message
+    assert wal.read_bytes() == data  # kept, untouched
+
+    if damage is _flip_middle:  # the advice works: with the WAL moved aside, the server starts
+        wal.rename(tmp_path / "kept.wal")
+        server = ServeProcess(db).start()
+        assert server.stop() == 0
