@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test check lint format clean proto bench
+.PHONY: install demo serve test check lint format clean proto bench soak
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,16 @@ bench: install $(PHOENIX_VENV)/bin/phoenix
 	$(BIN)/python -m bench.components
 	$(BIN)/python bench/score_history.py
 	PHOENIX_VENV=$(PHOENIX_VENV) $(BIN)/python -m bench.run
+
+# The reliability promises at full size (docs/reliability.md): 50 crash-loop rounds, 60 s of overload
+# from real exporters, the fuzzers with ten times the examples; figures are printed. Loopback only,
+# bounded in time. `python -m bench.overload` runs the overload alone and writes its figures to JSON.
+SOAK_ROUNDS ?= 50
+SOAK_OVERLOAD_SECONDS ?= 60
+soak: install
+	TRACESCORE_CRASH_ROUNDS=$(SOAK_ROUNDS) TRACESCORE_OVERLOAD_SECONDS=$(SOAK_OVERLOAD_SECONDS) \
+	TRACESCORE_FUZZ_EXAMPLES=2000 $(BIN)/python -m pytest -q -s --timeout 3600 \
+		tests/test_crash_loop.py tests/test_overload.py tests/test_fuzz.py
 
 proto: install
 	$(BIN)/python proto/generate.py

@@ -35,7 +35,11 @@ class IngestStats:
     spans_own_ignored: int = 0
 
 
-MAX_WAIT_S = 2.0  # longest wait for a turn; never past the client's own deadline
+# How long a request waits for its turn. Waiting keeps its place; a refusal sends its retry to the back
+# of the line, so a client with a deadline (gRPC) waits as long as the deadline allows. Without one
+# (HTTP), half of OpenTelemetry's default 10 s export timeout, leaving time for a retry.
+MAX_WAIT_S = 5.0
+MAX_DEADLINE_WAIT_S = 30.0
 _ANSWER_MARGIN_S = 0.5  # a refusal must reach the client before its deadline does
 _MAX_WAITING_BYTES = 64 * 1024 * 1024  # gRPC bodies, already received, waiting their turn
 _MAX_LET_IN = 8  # requests let in from the line and not yet handed to the writer
@@ -48,11 +52,18 @@ _from_line: contextvars.ContextVar[bool] = contextvars.ContextVar("tracescore_fr
 
 class Ingest:
     def __init__(
-        self, writer: Writer, *, max_backlog_spans: int, retry_after_s: int, max_wait_s: float = MAX_WAIT_S
+        self,
+        writer: Writer,
+        *,
+        max_backlog_spans: int,
+        retry_after_s: int,
+        max_wait_s: float = MAX_WAIT_S,
+        max_deadline_wait_s: float = MAX_DEADLINE_WAIT_S,
     ) -> None:
         self._writer = writer
         self._max_backlog = max_backlog_spans
         self._max_wait_s = max_wait_s
+        self._max_deadline_wait_s = max_deadline_wait_s
         self.retry_after_s = retry_after_s
         self.stats = IngestStats()
         self._closing_reason: str | None = None
@@ -108,7 +119,7 @@ class Ingest:
     async def _wait_turn(self, size: int, time_left_s: float | None) -> str | None:
         limit = self._max_wait_s
         if time_left_s is not None:
-            limit = min(limit, time_left_s - _ANSWER_MARGIN_S)
+            limit = min(self._max_deadline_wait_s, time_left_s - _ANSWER_MARGIN_S)
         if limit <= 0 or self._waiting_bytes + size > _MAX_WAITING_BYTES:
             return self._full()
         loop = asyncio.get_running_loop()

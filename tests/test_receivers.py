@@ -820,8 +820,8 @@ def _stuck_ingest(connection: duckdb.DuckDBPyConnection) -> Ingest:
         resource=Resource({}, "", ""),
     )
     writer.submit(WriteJob([span], [recognise(span)], lambda error: None))
-    # A writer that never runs never makes room: waiting for a turn (up to 2 s) would only slow the test.
-    return Ingest(writer, max_backlog_spans=1, retry_after_s=3, max_wait_s=0.05)
+    # A writer that never runs never makes room: waiting for a turn would only slow the test.
+    return Ingest(writer, max_backlog_spans=1, retry_after_s=3, max_wait_s=0.05, max_deadline_wait_s=0.05)
 
 
 def test_overload_is_a_retryable_refusal(tmp_path: Path) -> None:
