@@ -180,7 +180,7 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         "max_backlog_spans",
         "TRACESCORE_MAX_BACKLOG_SPANS",
         _positive_int,
-        "spans waiting to be committed above which new requests get a retryable refusal",
+        "spans waiting to be committed above which new requests wait their turn (then a retryable refusal)",
         "200000",
     ),
     Setting(
