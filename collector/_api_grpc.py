@@ -116,9 +116,10 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
                     seen.add((row["run_id"], row["spec"], row["run_version"]))
                     yield verdict_message(row)
             while True:
-                verdict = await subscription.queue.get()
-                if verdict is None:
+                live = await subscription.queue.get()
+                if live is None:
                     return  # the server is stopping
+                verdict = live.verdict
                 key = (verdict.run_id, verdict.spec, verdict.run_version)
                 if key in seen:
                     continue

@@ -160,19 +160,31 @@ class HttpApi:
                     await response.write(json.dumps({"error": _FELL_BEHIND}).encode() + b"\n")
                     break
                 try:
-                    verdict = await asyncio.wait_for(subscription.queue.get(), _WATCH_LIVENESS_S)
+                    live = await asyncio.wait_for(subscription.queue.get(), _WATCH_LIVENESS_S)
                 except TimeoutError:
                     # aiohttp does not cancel a handler whose client went away: without this look, a
                     # closed watcher stays subscribed (and counted) until a verdict for it comes.
                     if request.transport is None or request.transport.is_closing():
                         break
                     continue
-                if verdict is None:
+                # Whatever else is already queued goes out in the same write: one chunk per batch of
+                # verdicts, not one per verdict.
+                batch = [live]
+                while live is not None and not subscription.queue.empty():
+                    live = subscription.queue.get_nowait()
+                    batch.append(live)
+                lines = []
+                for item in batch:
+                    if item is None:
+                        break
+                    key = (item.verdict.run_id, item.verdict.spec, item.verdict.run_version)
+                    if key not in seen:
+                        seen.add(key)
+                        lines.append(item.text.encode() + b"\n")
+                if lines:
+                    await response.write(b"".join(lines))
+                if batch[-1] is None:
                     break
-                key = (verdict.run_id, verdict.spec, verdict.run_version)
-                if key not in seen:
-                    seen.add(key)
-                    await response.write(json.dumps(verdict.to_dict(), default=str).encode() + b"\n")
         except (ConnectionResetError, asyncio.CancelledError):
             pass  # the watcher went away
         finally:

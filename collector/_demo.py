@@ -71,11 +71,11 @@ class _Sidecar:
         """Hand every verdict to the consumers as it is stored, until the sidecar stops."""
         subscription = self.running.services.hub.subscribe()
         while True:
-            verdict = asyncio.run_coroutine_threadsafe(subscription.queue.get(), self._loop).result()
-            if verdict is None:
+            live = asyncio.run_coroutine_threadsafe(subscription.queue.get(), self._loop).result()
+            if live is None:
                 return
             for consume in consumers:
-                consume(verdict)
+                consume(live.verdict)
 
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(stop(self.running), self._loop).result(120)

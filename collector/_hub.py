@@ -9,15 +9,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from scoring import Verdict
+from scoring._verdict_store import verdict_json
 
 _QUEUE_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A verdict as it is stored, with its JSON text (encoded once, shared by every watcher)."""
+
+    verdict: Verdict
+    text: str
 
 
 @dataclass(eq=False)
 class Subscription:
     spec: str | None
     run_id: str | None
-    queue: asyncio.Queue[Verdict | None] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
+    queue: asyncio.Queue[Live | None] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
     overflowed: bool = False
 
     def wants(self, verdict: Verdict) -> bool:
@@ -43,9 +52,12 @@ class VerdictHub:
     def watchers(self) -> int:
         return len(self._subscriptions)
 
-    def publish(self, verdicts: Iterable[Verdict]) -> None:
-        """Thread-safe: hands the verdicts to the event loop."""
-        batch = list(verdicts)
+    def publish(self, verdicts: Iterable[Verdict], texts: Iterable[str] | None = None) -> None:
+        """Thread-safe: hands the verdicts (with their `verdict_json`, when known) to the event loop."""
+        verdicts = list(verdicts)
+        if texts is None:
+            texts = [verdict_json(v) for v in verdicts]
+        batch = [Live(v, t) for v, t in zip(verdicts, texts, strict=True)]
         if batch and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._deliver, batch)
 
@@ -55,13 +67,13 @@ class VerdictHub:
             with contextlib.suppress(asyncio.QueueFull):
                 subscription.queue.put_nowait(None)
 
-    def _deliver(self, verdicts: list[Verdict]) -> None:
+    def _deliver(self, batch: list[Live]) -> None:
         for subscription in list(self._subscriptions):
-            for verdict in verdicts:
-                if not subscription.wants(verdict):
+            for live in batch:
+                if not subscription.wants(live.verdict):
                     continue
                 try:
-                    subscription.queue.put_nowait(verdict)
+                    subscription.queue.put_nowait(live)
                 except asyncio.QueueFull:
                     subscription.overflowed = True
                     self._subscriptions.discard(subscription)

@@ -3,6 +3,10 @@ select it, off the receive path, on its own thread and its own DuckDB connection
 
 A late span re-opens a run; when it completes again its version grows and a new verdict is stored
 beside the old one (verdicts are keyed on run, spec and run version), so the history stays queryable.
+
+At start, runs an earlier process completed but never scored (a crash between the two, or a server
+without specs) are looked up once (collector/_catch_up.py) and scored in batches while no live run
+waits: live runs keep their latency, and a stop leaves the rest for the next start.
 """
 
 from __future__ import annotations
@@ -16,16 +20,19 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from collector._catch_up import Unscored, unscored_runs
 from collector._hub import VerdictHub
 from collector._spec_source import SpecSource
 from collector._verdict_export import VerdictExporter
 from collector._writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
-from scoring._evidence import complete_runs, load_evidence
+from scoring._evidence import Run, complete_runs, load_evidence
+from scoring._verdict_store import verdict_json
 
 log = logging.getLogger("tracescore.online")
 
 _BATCH_RUNS = 500
+_CATCH_UP_BATCH = 200  # runs per batch: a live run waits at most one such batch
 _SPEC_POLL_S = 1.0
 _LAG_SAMPLES = 2_000
 
@@ -36,6 +43,7 @@ class OnlineStats:
     verdicts: Counter[tuple[str, str]] = field(default_factory=Counter)
     errors: int = 0
     store_failures: int = 0
+    caught_up: int = 0  # runs completed before this start, scored at it
     # Seconds from a run's completion (its commit) to its verdict being stored.
     lag_s: deque[float] = field(default_factory=lambda: deque(maxlen=_LAG_SAMPLES))
 
@@ -57,6 +65,9 @@ class OnlineScorer:
         self._pending = 0
         self._lock = threading.Lock()
         self.stats = OnlineStats()
+        # Runs completed before this moment were completed by an earlier process: only those can have
+        # been left unscored (the writer that hands runs to this scorer does not exist yet).
+        self._started_us = int(time.time() * 1e6)
         ensure_verdict_schema(connection)
 
     @property
@@ -82,10 +93,11 @@ class OnlineScorer:
         self._con.close()
 
     def _run(self) -> None:
+        backlog = self._plan_catch_up()
         last_poll = 0.0
         while True:
             try:
-                item = self._queue.get(timeout=_SPEC_POLL_S)
+                item = self._queue.get_nowait() if backlog else self._queue.get(timeout=_SPEC_POLL_S)
                 idle = False
             except queue.Empty:
                 item, idle = None, True
@@ -94,8 +106,11 @@ class OnlineScorer:
                 self.specs.refresh()
                 last_poll = now
             if idle:
+                if backlog:
+                    self._catch_up(backlog)
                 continue
             if item is None:
+                self._abandon(backlog)
                 return
             batch = [item]
             stop = False
@@ -110,7 +125,47 @@ class OnlineScorer:
                 batch.append(more)
             self._score(batch)
             if stop:
+                self._abandon(backlog)
                 return
+
+    def _plan_catch_up(self) -> deque[Unscored]:
+        try:
+            found = unscored_runs(self._con, self.specs.specs, self._started_us)
+        except Exception:
+            log.exception("looking for runs left unscored before this start failed; `tracescore score` can")
+            return deque()
+        if found:
+            log.info(
+                "%d run(s) completed before this start have no verdict from the current specs: scoring "
+                "them in the background",
+                len(found),
+            )
+        return deque(found)
+
+    def _catch_up(self, backlog: deque[Unscored]) -> None:
+        batch = [backlog.popleft() for _ in range(min(_CATCH_UP_BATCH, len(backlog)))]
+        by_name = {s.name: s for s in self.specs.specs}  # the specs in force now: an edit applies
+        try:
+            evidence = load_evidence(self._con, [u.run for u in batch])
+            verdicts: list[Verdict] = []
+            for item, run_evidence in zip(batch, evidence, strict=True):
+                specs = [by_name[name] for name in item.specs if name in by_name]
+                verdicts.extend(score_evidence(specs, run_evidence))
+            self._deliver([u.run[0] for u in batch], verdicts)
+            self.stats.caught_up += len(batch)
+        except Exception:
+            self.stats.store_failures += 1
+            log.exception("scoring %d run(s) from before this start failed; they stay unscored", len(batch))
+        if not backlog:
+            log.info("caught up: %d run(s) from before this start scored", self.stats.caught_up)
+
+    def _abandon(self, backlog: deque[Unscored]) -> None:
+        if backlog:
+            log.warning(
+                "stopping with %d run(s) from before the last start still unscored: the next start scores "
+                "them if they are within its window, `tracescore score` in any case",
+                len(backlog),
+            )
 
     def _score(self, batch: list[tuple[float, list[CompletedTrace]]]) -> None:
         completed_at: dict[str, float] = {}
@@ -136,18 +191,21 @@ class OnlineScorer:
         runs = complete_runs(self._con, run_ids=run_ids)
         specs = self.specs.specs
         verdicts: list[Verdict] = []
-        roots: dict[str, str | None] = {}
         for evidence in load_evidence(self._con, runs):
             verdicts.extend(score_evidence(specs, evidence))
-        for run, _, _, _ in runs:
-            roots[run.run_id] = run.root_span_id
-        store_verdicts(self._con, verdicts)
+        self._deliver([run for run, _, _, _ in runs], verdicts)
+        return verdicts
+
+    def _deliver(self, runs: list[Run], verdicts: list[Verdict]) -> None:
+        """Store, count, publish to watchers and export one batch's verdicts."""
+        roots = {run.run_id: run.root_span_id for run in runs}
+        texts = [verdict_json(v) for v in verdicts]  # once, for the store and every watcher
+        store_verdicts(self._con, verdicts, texts)
         self.stats.runs_scored += len(runs)
         for v in verdicts:
             self.stats.verdicts[(v.spec, v.label)] += 1
             self.stats.errors += v.label == "error"
         if self._hub is not None:
-            self._hub.publish(verdicts)
+            self._hub.publish(verdicts, texts)
         if self._exporter is not None:
             self._exporter.export(verdicts, roots)
-        return verdicts

@@ -173,11 +173,16 @@ def extract_requests(span: Span) -> list[ToolRequest]:
     calls = _output_tool_calls(messages)
     if calls:
         return [_request(span, position, call, "gen_ai") for position, (call, _) in enumerate(calls)]
-    openinference = any(key.startswith("llm.output_messages.") for key in attrs)
+    # One pass over the keys for both flattened encodings (this runs for every span).
+    openinference = openllmetry = False
+    for key in attrs:
+        if key.startswith("llm.output_messages."):
+            openinference = True
+        elif key.startswith("gen_ai.completion."):
+            openllmetry = True
     if openinference:
         for _, call in sorted(_flattened(span, _OPENINFERENCE, "llm.output_messages.").items()):
             calls.append((call, "openinference"))
-    openllmetry = any(key.startswith("gen_ai.completion.") for key in attrs)
     if not calls and openllmetry:
         for _, call in sorted(_flattened(span, _OPENLLMETRY, "gen_ai.completion.").items()):
             calls.append((call, "openllmetry"))

@@ -8,6 +8,7 @@ their last verdicts and end; the listeners close; the database is checkpointed a
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import logging
@@ -74,7 +75,16 @@ def _load_plugins(names: tuple[str, ...]) -> None:
             raise PluginError(f"plugin {name!r} could not be imported: {type(exc).__name__}: {exc}") from exc
 
 
+# Python's cyclic collector runs a pass every 700 net allocations and, from time to time, a full pass
+# over every live object: with the traces retained in memory that full pass dominated the writer's
+# time. Ingest allocates by the million but makes almost no cycles (reference counting frees it), so
+# passes can be far rarer: measured on bench/ at full rate, 25 % less CPU per span and 30 % more
+# spans/s (bench/README.md).
+_GC_THRESHOLDS = (100_000, 50, 1_000)
+
+
 async def start(settings: ServeSettings) -> Running:
+    gc.set_threshold(*_GC_THRESHOLDS)
     _load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     connection = open_writer(settings.db, memory_limit=settings.memory_limit or None)

@@ -8,7 +8,7 @@ gigabytes; a trace that left memory is found in the database instead (the writer
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -51,6 +51,9 @@ class Tracker:
         self.retention_s = retention_s
         self.max_retained_spans = max_retained_spans
         self.traces: dict[str, TraceState] = {}
+        # Open traces in order of their last span: the ones due are at the front, so finding them costs
+        # the due ones, not every trace in memory (completed ones are retained by the thousand).
+        self._open: OrderedDict[str, TraceState] = OrderedDict()
         self.retained_spans = 0  # spans of completed traces kept in memory
         # (trace id, completed_at) in completion order; entries of traces re-opened since are skipped.
         self._completed: deque[tuple[str, float]] = deque()
@@ -67,6 +70,10 @@ class Tracker:
         if reopened:
             state.is_open = True
             self.retained_spans -= len(state.nodes)
+        if trace_id in self._open:
+            self._open.move_to_end(trace_id)
+        else:
+            self._open[trace_id] = state
         if state.open_since_seq is None:
             state.open_since_seq = seq
         state.nodes[span_id] = item.node
@@ -82,17 +89,27 @@ class Tracker:
 
     def due(self, now: float, *, force: bool = False) -> list[TraceState]:
         """Open traces whose runs are complete now (all open traces when forced, e.g. at shutdown)."""
+        if force:
+            return list(self._open.values())
         ready = []
-        for state in self.traces.values():
-            if not state.is_open:
-                continue
+        first_wait = min(self.grace_s, self.idle_timeout_s)
+        for state in self._open.values():
             quiet = now - state.last_seen
-            if force or (state.has_root and quiet >= self.grace_s) or quiet >= self.idle_timeout_s:
+            if quiet < first_wait:
+                break  # every trace after this one saw a span more recently
+            if (state.has_root and quiet >= self.grace_s) or quiet >= self.idle_timeout_s:
                 ready.append(state)
         return ready
 
+    def next_due_at(self) -> float | None:
+        """The earliest moment an open trace can complete (None when none is open)."""
+        for state in self._open.values():
+            return state.last_seen + min(self.grace_s, self.idle_timeout_s)
+        return None
+
     def completed(self, states: Iterable[TraceState], now: float) -> None:
         for state in states:
+            self._open.pop(state.trace_id, None)
             state.is_open = False
             state.persisted = True
             state.version += 1
@@ -119,9 +136,13 @@ class Tracker:
         return evicted
 
     def open_count(self) -> int:
-        return sum(1 for state in self.traces.values() if state.is_open)
+        return len(self._open)
 
-    def replay_floor(self, next_seq: int) -> int:
+    def replay_floor(self, next_seq: int, excluding: set[str] | frozenset[str] = frozenset()) -> int:
         """Spans at or above this sequence number belong to traces not yet completed (crash replay)."""
-        opens = [s.open_since_seq for s in self.traces.values() if s.is_open and s.open_since_seq is not None]
+        opens = [
+            s.open_since_seq
+            for s in self._open.values()
+            if s.open_since_seq is not None and s.trace_id not in excluding
+        ]
         return min(opens) if opens else next_seq

@@ -55,7 +55,7 @@ class WriterSettings:
     max_retained_spans: int = 100_000  # ~35 MB of completed traces kept for late and re-sent spans
     max_batch_spans: int = 20_000
     tick_s: float = 0.02
-    completion_interval_s: float = 0.1
+    completion_interval_s: float = 0.05
     checkpoint_interval_s: float = 60.0
     # While storage fails every request is refused, so no batch can show it recovered: a probe does.
     probe_interval_s: float = 1.0
@@ -92,6 +92,7 @@ class _Backlog:
 
 
 _STATE_REPLAY_FLOOR = "replay_floor_seq"
+_EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
 
 
@@ -156,17 +157,26 @@ class Writer:
     # ---- the writer thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
-        last_completion = last_checkpoint = last_probe = time.monotonic()
+        last_completion = last_eviction = last_checkpoint = last_probe = time.monotonic()
         stop_seen = False
         while True:
             jobs, stop_seen = self._take(stop_seen)
             if jobs:
                 self._write(jobs)
             now = time.monotonic()
-            if now - last_completion >= self._settings.completion_interval_s:
+            due_at = self._tracker.next_due_at()
+            # As soon as a trace is due (verdict lag), but not more often than the interval: every
+            # completion is a commit of its own.
+            if (
+                due_at is not None
+                and now >= due_at
+                and now - last_completion >= self._settings.completion_interval_s
+            ):
                 self._complete(now)
-                self._tracker.evict(now)
                 last_completion = now
+            if now - last_eviction >= _EVICT_INTERVAL_S:
+                self._tracker.evict(now)
+                last_eviction = now
             if now - last_checkpoint >= self._settings.checkpoint_interval_s:
                 self._checkpoint()
                 last_checkpoint = now
@@ -221,9 +231,10 @@ class Writer:
             elif not state.is_open:
                 reopened.add(trace_id)
             fresh.append(pair)
+        completed_before: set[str] = set()
         try:
             if unknown:
-                stored_ids = self._stored_span_ids(unknown)
+                completed_before, stored_ids = self._stored_span_ids(unknown)
                 if stored_ids:
                     fresh = [(s, i) for s, i in fresh if (s.trace_id, s.span_id) not in stored_ids]
             table = spans_table([span for span, _ in fresh], seq, int(time.time() * 1e6))
@@ -249,26 +260,35 @@ class Writer:
         now = time.monotonic()
         for span, item in fresh:
             self._tracker.add(span.trace_id, item, seq, now)
+        # What the lookup above learnt: these traces have no stored runs, so completing them needs no
+        # second look (only this writer stores runs, and the traces are in memory from now on).
+        for trace_id in unknown - completed_before:
+            state = traces.get(trace_id)
+            if state is not None and state.persisted is None:
+                state.persisted = False
         for job in jobs:
             self._finish(job, None)
 
-    def _stored_span_ids(self, trace_ids: set[str]) -> set[tuple[str, str]]:
-        """Span ids already stored for traces not in memory. `spans` has no primary key (its index cost
-        more than everything else in a write); re-sends are caught here instead: traces in memory by
-        their span ids, others only if they were completed before (a restart, or evicted after the
-        retention period), which the run_traces index answers without scanning."""
+    def _stored_span_ids(self, trace_ids: set[str]) -> tuple[set[str], set[tuple[str, str]]]:
+        """Which of these traces (not in memory) were completed before, and their stored span ids.
+
+        `spans` has no primary key (its index cost more than everything else in a write); re-sends are
+        caught here instead: traces in memory by their span ids, others only if they were completed
+        before (a restart, or evicted after the retention period), which the run_traces index answers
+        without scanning."""
         rows = self._con.execute(
             "SELECT DISTINCT trace_id FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
             "JOIN run_traces ON run_traces.trace_id = w.wanted",
             [sorted(trace_ids)],
         ).fetchall()
         if not rows:
-            return set()
+            return set(), set()
+        completed = {row[0] for row in rows}
         stored = self._con.execute(
             "SELECT trace_id, span_id FROM spans WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
-            [[row[0] for row in rows]],
+            [sorted(completed)],
         ).fetchall()
-        return {(t, s) for t, s in stored}
+        return completed, {(t, s) for t, s in stored}
 
     def _finish(self, job: WriteJob, error: BaseException | None) -> None:
         self._backlog.add(-len(job.spans))
@@ -361,15 +381,7 @@ class Writer:
                     )
                 )
             replaced = [s.trace_id for s in due if s.persisted]
-            due_ids = {s.trace_id for s in due}
-            floor = min(
-                (
-                    s.open_since_seq
-                    for s in self._tracker.traces.values()
-                    if s.is_open and s.trace_id not in due_ids and s.open_since_seq is not None
-                ),
-                default=self._next_seq,
-            )
+            floor = self._tracker.replay_floor(self._next_seq, excluding={s.trace_id for s in due})
             self._con.begin()
             if replaced:
                 for table in ("executions", "tool_requests", "run_traces"):

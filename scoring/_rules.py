@@ -3,19 +3,20 @@
 The type policy is explicit rather than Python's `==` (where `True == 1`): an integer is accepted where
 a number is expected and numbers compare by value (`1 == 1.0`); a boolean is never a number; a string
 is never a number. String normalisation is opt-in and names its character classes (BFCL's silently
-strips `_`, so `a_b` equals `ab`; here punctuation separates words instead).
+strips `_`, so `a_b` equals `ab`; here punctuation separates words instead). Regexes run on RE2, in
+time linear in the value (scoring/_regex.py): a hostile argument cannot stall the scorer.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from scoring._checks import Scoped, register_check
 from scoring._evidence import Execution
+from scoring._regex import PatternError, fullmatch
 from scoring._spec import Spec
 from scoring._spec_catalogue import Rule
 from scoring._verdict import CheckResult
@@ -85,7 +86,11 @@ def rule_failure(key: str, rule: Rule, present: bool, value: Any) -> str | None:
     if rule.regex is not None:
         if not isinstance(value, str):
             return f"{key}: {compact(value)} is not a string, so cannot match regex {rule.regex!r}"
-        if re.fullmatch(rule.regex, value) is None:
+        try:
+            matched = fullmatch(rule.regex, value)
+        except PatternError as exc:  # refused at load time; only a Rule built without validation gets here
+            return f"{key}: {exc}"
+        if not matched:
             return f"{key}: {compact(value)} does not match regex {rule.regex!r} (whole string)"
     if rule.range is not None:
         low, high = rule.range

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from scoring._json import not_json
+from scoring._regex import pattern_problem
 
 Number = StrictFloat | StrictInt
 
@@ -63,12 +64,11 @@ class Rule(BaseModel):
 
     @field_validator("regex")
     @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"regex {pattern!r} does not compile: {exc}") from exc
+    def _linear(cls, pattern: str | None) -> str | None:
+        # Refused here, never at match time: scoring then cannot meet a pattern it cannot run.
+        if pattern is not None and (problem := pattern_problem(pattern)) is not None:
+            shown = pattern if len(pattern) <= 60 else f"{pattern[:60]}…"
+            raise ValueError(f"regex {shown!r} cannot be used: {problem} (regexes are RE2 syntax)")
         return pattern
 
     @field_validator("tolerance")

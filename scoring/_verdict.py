@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 VERDICT_SCHEMA_VERSION = 1
@@ -47,17 +47,51 @@ class Verdict:
     schema_version: int = VERDICT_SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in (
-            "checks",
-            "gates",
-            "missing_tools",
-            "additional_tools",
-            "failed_argument_checks",
-            "latency_violations",
-        ):
+        # Not dataclasses.asdict: it deep-copies every leaf, and online scoring turns every verdict into
+        # JSON (store, watch streams, export); this builds the same structure without the copies.
+        data = {name: _plain(getattr(self, name)) for name in _VERDICT_FIELDS}
+        for key in _LIST_FIELDS:
             data[key] = list(data[key])
         return data
+
+
+_VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
+_LIST_FIELDS = (
+    "checks",
+    "gates",
+    "missing_tools",
+    "additional_tools",
+    "failed_argument_checks",
+    "latency_violations",
+)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses (at any depth) as dicts, containers rebuilt: the shape `asdict` gives, uncopied."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {k: _plain(v) for k, v in value.items()}
+    if kind is tuple or kind is list:
+        return kind(_plain(v) for v in value)
+    if kind is CheckResult:
+        return {
+            "kind": value.kind,
+            "target": value.target,
+            "satisfied": value.satisfied,
+            "detail": value.detail,
+            "expected": _plain(value.expected),
+            "observed": _plain(value.observed),
+        }
+    if isinstance(value, dict):
+        return type(value)((k, _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_plain(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    return value
 
 
 def error_verdict(

@@ -115,9 +115,11 @@ class GrpcSender:
             retryable = code in _RETRYABLE or (code == grpc.StatusCode.RESOURCE_EXHAUSTED and retry_after)
             kind = "retryable" if retryable else "refused"
             if code == grpc.StatusCode.DEADLINE_EXCEEDED or (
-                code == grpc.StatusCode.UNAVAILABLE and not metadata
+                code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and not metadata
             ):
-                kind = "no answer"  # timed out, or the connection failed: nothing was said about the spans
+                # Timed out, the connection failed, or gRPC itself cancelled a call that reached the
+                # listener as it closed (no handler ran): nothing was said about the spans.
+                kind = "no answer"
             return Answer(kind, code.name, retry_after, error.details() or "")
         return Answer("ok", "OK")
 

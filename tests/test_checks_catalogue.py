@@ -228,6 +228,50 @@ def test_schema_from_trace_fails_an_invalid_captured_definition() -> None:
     assert "is not a valid JSON Schema (Draft 2020-12)" in v.checks[0].detail
 
 
+def test_schema_patterns_run_on_re2_with_json_schema_semantics() -> None:
+    # `pattern` is unanchored (JSON Schema), patternProperties exempt keys from additionalProperties.
+    keyed = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "[0-9]{3}"}},
+        "patternProperties": {"^x-": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    s = spec(schema={"t": keyed})
+    assert verdict(s, ex("t", {"code": "ab123cd", "x-trace": "1"})).passed is True
+    v = verdict(s, ex("t", {"code": "12", "x-trace": 2, "other": 1}))
+    assert sorted((f["pointer"], f["rule"]) for f in v.checks[0].observed) == [
+        ("", "additionalProperties"),
+        ("/code", "pattern"),
+        ("/x-trace", "type"),
+    ]
+    messages = {f["rule"]: f["message"] for f in v.checks[0].observed}
+    assert messages["pattern"] == "'12' does not match '[0-9]{3}'"
+    assert messages["additionalProperties"] == "'other' does not match any of the regexes: '^x-'"
+
+
+def test_schema_from_trace_with_a_pattern_re2_cannot_run_fails_naming_it() -> None:
+    # The definition comes from the traffic: a lookahead cannot be refused at load time, so the check
+    # fails, naming the tool, the span that carried the definition, the pattern and why.
+    captured = {"type": "object", "properties": {"p": {"type": "string", "pattern": "^(?=.*[0-9]).+$"}}}
+    v = verdict(spec(schema="from_trace"), ex("login", {"p": "a1"}), definitions=_defs(login=captured))
+    assert kinds(v) == [("schema", "login", False)]
+    assert v.checks[0].detail == (
+        "the definition of login captured on span chat-span is a regex RE2 cannot run at "
+        "/properties/p/pattern ('^(?=.*[0-9]).+$'): lookahead (?=…) is not supported: match the text "
+        "itself, or use a second rule"
+    )
+    assert v.label == "fail"
+
+
+def test_schema_a_pattern_reached_only_through_a_ref_into_data_still_runs_on_re2() -> None:
+    # `enum` values are data, not checked at load; a $ref may still make one a schema. RE2 then refuses
+    # the pattern at match time: a failed check, never a backtracking match.
+    sneaky = {"enum": [{"pattern": "(?=a)a"}], "$ref": "#/properties/q/enum/0"}
+    v = verdict(spec(schema={"t": {"properties": {"q": sneaky}}}), ex("t", {"q": "a"}))
+    (failure,) = [f for f in v.checks[0].observed if f["rule"] == "pattern"]
+    assert failure["message"].startswith("regex '(?=a)a' cannot be matched in linear time (RE2): lookahead")
+
+
 def test_definitions_are_read_only_when_a_spec_asks() -> None:
     def never() -> Any:
         raise AssertionError("definitions read for a spec that does not use schema: from_trace")

@@ -8,7 +8,8 @@
 - The spec loader, on random text and bytes, random spec-shaped documents and hostile YAML (deep
   nesting, alias bombs, self-referring aliases, catastrophic regexes, oversized files), either returns
   specs whose canonical form and fingerprint can be computed, or raises SpecError; never anything else,
-  and quickly.
+  and quickly. A spec's regexes, wherever it carries them, are also matched against arguments built to
+  make a backtracking engine run for minutes, and any regex against random arguments: quickly too.
 
 Every input that ever broke a rule is kept under tests/fixtures/fuzz/ and replayed first.
 TRACESCORE_FUZZ_EXAMPLES raises the number of examples per property (default 200).
@@ -37,7 +38,7 @@ from collector._database import open_writer
 from collector._decoded import DecodedRequest, UndecodableRequest
 from collector._recognise import recognise
 from collector._writer import WriteJob, Writer, WriterSettings
-from scoring import SpecError, load_specs
+from scoring import Evidence, Execution, Run, Spec, SpecError, ToolDefinition, judge, load_specs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fuzz"
 EXAMPLES = int(os.environ.get("TRACESCORE_FUZZ_EXAMPLES", "200"))
@@ -616,10 +617,89 @@ def test_an_oversized_spec_file_is_refused_before_it_is_read() -> None:
         path.unlink()
 
 
-@pytest.mark.parametrize("regex", ["(a+)+$", "(a|aa)+$", "(.*a){20}", "([a-z]+)*[0-9]", "(x+x+)+y"])
-def test_a_catastrophic_regex_loads_quickly(regex: str) -> None:
-    # Loading only compiles it. Matching it against a hostile argument is scoring's affair
-    # (docs/reliability.md, "What is not promised").
-    _check_spec_text(
-        "name: redos\nargument_rules:\n  t:\n    values:\n      q: {regex: " + json.dumps(regex) + "}\n"
+# What makes each pattern backtrack for ever in Python's `re`: (a+)+$ on 32 a's and a "!" doubles its
+# work with each "a" (0.2 s at 22, so about 4 minutes at 32, uninterruptible, holding the GIL).
+CATASTROPHIC = ["(a+)+$", "(a|aa)+$", "(.*a){20}", "([a-z]+)*[0-9]", "(x+x+)+y", "(\\w+\\s?)+$"]
+HOSTILE_VALUES = ["a" * 32 + "!", "x" * 32, "a" * 5_000, "word " * 200 + "!"]
+
+
+def _hostile_schema(regex: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"q": {"type": "string", "pattern": regex}},
+        "patternProperties": {regex: {}},
+        "additionalProperties": False,
+    }
+
+
+def _hostile_spec(regex: str) -> str:
+    """The regex everywhere a spec carries one: argument rules, trajectory values, a JSON Schema's
+    pattern and patternProperties (matched against the hostile values and keys)."""
+    pattern, schema = json.dumps(regex), _hostile_schema(regex)
+    return (
+        f"name: redos\nargument_rules:\n  t:\n    values:\n      q: {{regex: {pattern}}}\n"
+        f"trajectory:\n  mode: subset\n  tools: [{{tool: t, values: {{q: {{regex: {pattern}}}}}}}]\n"
+        f"schema:\n  t: {json.dumps(schema)}\n"
     )
+
+
+def _hostile_evidence(values: list[str]) -> Evidence:
+    calls = tuple(
+        Execution(f"span-{i}", "t", {"q": value, value: 1}, True, False, False, False, 1.0, None, None)
+        for i, value in enumerate(values)
+    )
+    return Evidence(Run("run", "trace", None, None, None, None, 1, {}), calls, ())
+
+
+@pytest.mark.parametrize("regex", CATASTROPHIC)
+def test_a_catastrophic_regex_loads_and_scores_quickly(regex: str) -> None:
+    # Loaded, then matched against arguments built to make it backtrack: RE2 (scoring/_regex.py)
+    # answers in time linear in the value, so each call here stays under MAX_SECONDS.
+    path = _write(_hostile_spec(regex))
+    try:
+        (spec,) = _timed(lambda: load_specs([path]))
+    finally:
+        path.unlink()
+    verdict = _timed(lambda: judge(spec, _hostile_evidence(HOSTILE_VALUES)))
+    assert verdict.label != "error", verdict.reason
+    (rules,) = [c for c in verdict.checks if c.kind == "argument_rules"]
+    broken = {o["span_id"]: o["broken"] for o in rules.observed}
+    assert all(f"does not match regex {regex!r}" in b for found in broken.values() for b in found)
+    if regex == "(a+)+$":  # the case that made `re` hang: answered, and answered right
+        assert broken["span-0"] and not broken["span-2"]
+
+
+def test_a_catastrophic_pattern_captured_in_a_trace_is_matched_quickly() -> None:
+    # schema: from_trace takes the pattern from the traffic itself: hostile pattern, hostile value.
+    spec = Spec.model_validate({"name": "from-trace", "schema": "from_trace"})
+    schema = _hostile_schema("(a+)+$")
+    evidence = _hostile_evidence(HOSTILE_VALUES)
+    evidence = Evidence(
+        evidence.run,
+        evidence.executions,
+        (),
+        lambda: {"t": ToolDefinition("t", schema, "chat", "gen_ai.tool.definitions")},
+    )
+    verdict = _timed(lambda: judge(spec, evidence))
+    (check,) = verdict.checks
+    assert not check.satisfied
+    assert any(f["rule"] == "pattern" for f in check.observed)
+
+
+REGEX_TEXT = st.text(alphabet="ax!()|+*?{}[]^$.\\,0123-sw", max_size=24)
+
+
+@FUZZ
+@given(regex=REGEX_TEXT, values=st.lists(st.text(alphabet="ax! ", max_size=64), min_size=1, max_size=4))
+def test_any_spec_regex_is_refused_at_load_or_matched_quickly(regex: str, values: list[str]) -> None:
+    path = _write(_hostile_spec(regex))
+    try:
+        try:
+            (spec,) = _timed(lambda: load_specs([path]))
+        except SpecError as exc:
+            assert "\n" not in str(exc)  # one line: file, spec, key and the fix
+            return
+    finally:
+        path.unlink()
+    verdict = _timed(lambda: judge(spec, _hostile_evidence(values)))
+    assert verdict.label != "error", verdict.reason

@@ -135,7 +135,37 @@ def test_defaults_of_the_catalogue() -> None:
         ("argument_rules: {q: {values: {k: {range: [5, 1]}}}}", "range [5, 1] is empty"),
         ("argument_rules: {q: {values: {k: {range: [null, null]}}}}", "range [null, null] bounds nothing"),
         ("argument_rules: {q: {values: {k: {range: ['a', 1]}}}}", "argument_rules.q.values.k.range.0"),
-        ("argument_rules: {q: {values: {k: {regex: '('}}}}", "regex '(' does not compile"),
+        ("argument_rules: {q: {values: {k: {regex: '('}}}}", "regex '(' cannot be used: missing ) at '('"),
+        # Regexes run on RE2 (linear time): what only a backtracking engine can do is refused, with the fix.
+        (
+            "argument_rules: {q: {values: {k: {regex: '(?=.*[0-9])[a-z0-9]+'}}}}",
+            "argument_rules.q.values.k.regex: regex '(?=.*[0-9])[a-z0-9]+' cannot be used: lookahead (?=…) "
+            "is not supported",
+        ),
+        ("argument_rules: {q: {values: {k: {regex: '(a)b\\1'}}}}", "backreferences (\\1, \\2, …) are not"),
+        ("argument_rules: {q: {values: {k: {regex: 'a\\Z'}}}}", r"\Z is not supported: write \z"),
+        ("argument_rules: {q: {values: {k: {regex: 'a++'}}}}", "possessive quantifiers"),
+        ("argument_rules: {q: {values: {k: {regex: '(a{100}){100}'}}}}", "invalid repetition size"),
+        (
+            f"argument_rules: {{q: {{values: {{k: {{regex: '{'a' * 1001}'}}}}}}}}",
+            f"regex '{'a' * 60}…' cannot be used: it has 1001 characters (at most 1000): shorten it",
+        ),
+        (
+            "trajectory: {mode: strict, tools: [{tool: a, values: {k: {regex: '(?<!x)y'}}}]}",
+            "trajectory.tools.0.values.k.regex: regex '(?<!x)y' cannot be used: negative lookbehind",
+        ),
+        (
+            "schema: {q: {properties: {k: {pattern: '(?!x)'}}}}",
+            "schema: q: a regex RE2 cannot run at /properties/k/pattern ('(?!x)'): negative lookahead",
+        ),
+        (
+            "schema: {q: {patternProperties: {'(a)\\1': {}}}}",
+            "a regex RE2 cannot run at /patternProperties/(a)\\1",
+        ),
+        (
+            "schema: {q: {patternProperties: {'^x': {}}, unevaluatedProperties: false}}",
+            "unevaluatedProperties beside patternProperties is not supported",
+        ),
         ("argument_rules: {q: {values: {'a..b': {}}}}", "argument key 'a..b' is not a key or dotted path"),
         ("argument_rules: {q: {values: {d: {any_of: [2024-01-01]}}}}", "in YAML, quote dates"),
         ("argument_rules: {q: {values: {k: {optional: 'yes'}}}}", "argument_rules.q.values.k.optional"),
