@@ -36,7 +36,6 @@ $(PHOENIX_VENV)/bin/phoenix:
 
 bench: install $(PHOENIX_VENV)/bin/phoenix
 	$(BIN)/python -m bench.components
-	$(BIN)/python bench/score_history.py
 	PHOENIX_VENV=$(PHOENIX_VENV) $(BIN)/python -m bench.run
 
 # The reliability promises at full size (docs/reliability.md): 50 crash-loop rounds, 60 s of overload

@@ -4,7 +4,9 @@ In one run, on this machine: the limit (bench/limit.py), tracescore end to end o
 server pinned to core 0 and the load generator to core 1 (sustained acknowledged = committed rate,
 ack latency at full and at half rate, peak RSS), verdict lag under load with online scoring on, and,
 when installed (`make bench` puts `arize-phoenix` into $PHOENIX_VENV, default .venv-phoenix), Arize
-Phoenix on the same workload, measured until its database holds every span. Prints a table and writes
+Phoenix on the same workload, measured until its database holds every span; then scoring: batch
+`tracescore score` over ~1 M stored executions (bench/score_batch.py) and one run against 1 k, 100 k
+and 1 M runs of history (bench/score_history.py). Prints one table and writes
 bench/results/ingest.json.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from bench import limit
+from bench import limit, score_batch, score_history
 from bench.workload import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,9 +270,15 @@ def main() -> None:
         "--traces", type=int, default=20_000, help="agent runs in the main load (6 spans each)"
     )
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--lag-tool-spans-per-s", type=float, default=5000)
+    parser.add_argument(
+        "--lag-tool-spans-per-s",
+        default="1000,2500,5000",
+        help="offered rates for the verdict-lag runs (comma-separated; the target is at 5000)",
+    )
     parser.add_argument("--lag-seconds", type=float, default=20)
     parser.add_argument("--phoenix-traces", type=int, default=1000)
+    parser.add_argument("--history-sizes", default="1000,100000,1000000")
+    parser.add_argument("--batch-executions", type=int, default=1_000_000)
     parser.add_argument(
         "--phoenix-venv", type=Path, default=Path(os.environ.get("PHOENIX_VENV", ROOT / ".venv-phoenix"))
     )
@@ -291,13 +299,21 @@ def main() -> None:
     )
     ours = bench_tracescore(args.traces, args.concurrency)
     print(f"tracescore: {ours['ingest_spans_per_s']:,.0f} spans/s acknowledged = committed", flush=True)
-    lag = bench_verdict_lag(args.lag_tool_spans_per_s, args.lag_seconds, grace_s=0.5)
-    print(
-        f"verdict lag at {lag['tool_spans_per_s_achieved']:,.0f} tool spans/s: "
-        f"p50 {lag['verdict_lag_p50_ms']:.0f} ms, p99 {lag['verdict_lag_p99_ms']:.0f} ms",
-        flush=True,
-    )
+    lags = []
+    for rate in (float(r) for r in args.lag_tool_spans_per_s.split(",")):
+        lag = bench_verdict_lag(rate, args.lag_seconds, grace_s=0.5)
+        lags.append(lag)
+        print(
+            f"verdict lag offered {rate:,.0f}, achieved "
+            f"{lag['tool_spans_per_s_achieved']:,.0f} tool spans/s: "
+            f"p50 {lag['verdict_lag_p50_ms']:.0f} ms, p99 {lag['verdict_lag_p99_ms']:.0f} ms",
+            flush=True,
+        )
     phoenix = bench_phoenix(args.phoenix_traces, args.phoenix_venv)
+    print("scoring one run against growing histories:", flush=True)
+    history = score_history.measure([int(s) for s in args.history_sizes.split(",")])
+    print(f"batch scoring over {args.batch_executions:,} stored executions ...", flush=True)
+    batch = score_batch.measure(args.batch_executions)
 
     rows = [
         ("limit: spans/s", f"{limit_result['spans_per_s']:,.0f}"),
@@ -313,13 +329,16 @@ def main() -> None:
             f"{ours['ack_p50_ms_half']:.1f} / {ours['ack_p99_ms_half']:.1f}",
         ),
         ("  peak RSS (MB)", f"{ours['peak_rss_mb']:.0f}"),
-        (
-            f"verdict lag p50 / p99 at {lag['tool_spans_per_s_achieved']:,.0f} tool spans/s, "
-            f"grace {lag['grace_s']} s (ms)",
-            f"{lag['verdict_lag_p50_ms']:.0f} / {lag['verdict_lag_p99_ms']:.0f}",
-        ),
-        ("  verdicts seen / runs", f"{lag['verdicts_seen']} / {lag['runs']}"),
     ]
+    for lag in lags:
+        rows += [
+            (
+                f"verdict lag p50 / p99 (ms), grace {lag['grace_s']} s, tool spans/s offered "
+                f"{lag['tool_spans_per_s_offered']:,.0f}, achieved {lag['tool_spans_per_s_achieved']:,.0f}",
+                f"{lag['verdict_lag_p50_ms']:.0f} / {lag['verdict_lag_p99_ms']:.0f}",
+            ),
+            ("  verdicts seen / runs", f"{lag['verdicts_seen']} / {lag['runs']}"),
+        ]
     if phoenix:
         rows += [
             (
@@ -335,6 +354,27 @@ def main() -> None:
         ]
     else:
         rows.append(("Arize Phoenix", f"not installed in {args.phoenix_venv}"))
+    batch_rates = {r["path"]: r for r in batch["results"]}
+    rows += [
+        (
+            f"batch scoring over {batch['executions']:,} stored executions: executions/s",
+            "",
+        ),
+        *((f"  {path}", f"{r['executions_per_s']:,.0f}") for path, r in batch_rates.items()),
+        ("  set-based / Python judge", f"{batch['set_based_vs_python']}x"),
+        ("scoring one run, p50 / p99 (ms), by history size", ""),
+        *(
+            (
+                f"  {h['history_runs']:,} runs ({h['executions']:,} executions)",
+                f"{h['score_one_run_p50_ms']:.1f} / {h['score_one_run_p99_ms']:.1f}",
+            )
+            for h in history
+        ),
+        (
+            "  largest / smallest history, p50",
+            f"{history[-1]['score_one_run_p50_ms'] / history[0]['score_one_run_p50_ms']:.2f}x",
+        ),
+    ]
     width = max(len(name) for name, _ in rows)
     print()
     for name, value in rows:
@@ -343,7 +383,15 @@ def main() -> None:
     ours.pop("latencies_s", None)
     args.out.write_text(
         json.dumps(
-            {"limit": limit_result, "tracescore": ours, "verdict_lag": lag, "phoenix": phoenix}, indent=2
+            {
+                "limit": limit_result,
+                "tracescore": ours,
+                "verdict_lag": lags,
+                "phoenix": phoenix,
+                "batch_scoring": batch,
+                "score_one_run_by_history": history,
+            },
+            indent=2,
         )
     )
     print(f"\nwritten to {args.out}")

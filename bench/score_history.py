@@ -4,7 +4,7 @@ Builds tracescore databases holding 1 k, 100 k and 1 M complete runs (3 executio
 each, written in completion order with growing ingest_seq, as the writer does), then times
 `score_runs(..., run_id=X)` for runs picked across the history. Prints a table and writes JSON.
 
-    .venv/bin/python bench/score_history.py [--sizes 1000,100000,1000000]
+    .venv/bin/python -m bench.score_history [--sizes 1000,100000,1000000]
 """
 
 from __future__ import annotations
@@ -19,64 +19,8 @@ from pathlib import Path
 
 import duckdb
 
-from collector._database import open_writer
-from scoring import Spec, score_runs
-
-SPEC = Spec.model_validate(
-    {
-        "name": "bench",
-        "expected_tools": ["lookup", "quote"],
-        "arguments": {"quote": {"region": "north"}},
-        "allow_additional": False,
-        "latency": {"max_ms": {"*": 1000}},
-    }
-)
-
-
-def build(path: Path, runs: int) -> None:
-    connection = open_writer(path)
-    # One trace per run, one group commit per 50 runs: ids are random like real trace ids.
-    connection.execute(
-        """
-        INSERT INTO run_traces
-        SELECT md5('run' || i) AS run_id, md5('trace' || i) AS trace_id, substr(md5('root' || i), 1, 16),
-               'task-' || (i % 100), 'bench', 'agent', NULL,
-               make_timestamp_ns(1700000000000000000 + i * 1000000000),
-               make_timestamp_ns(1700000000000000000 + i * 1000000000 + 500000000),
-               5, 3, 1, '{}', 'complete', 1, now()::TIMESTAMP, i // 50, i // 50
-        FROM range(?) t(i)
-        """,
-        [runs],
-    )
-    connection.execute(
-        """
-        INSERT INTO executions
-        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i),
-               substr(md5('span' || i || '-' || j), 1, 16),
-               substr(md5('root' || i), 1, 16), ['lookup', 'quote', 'notify'][j + 1], NULL, NULL,
-               '{"region":"north","service":"priority","padding":"' || repeat('x', 120) || '"}', NULL, NULL,
-               '"ok"', false, NULL, NULL, false, NULL, false,
-               make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000),
-               make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000 + 20000000),
-               20.0, 'agent', 'agent', NULL, 'bench', 'gen_ai', 'bench', i // 50
-        FROM range(?) t(i), range(3) s(j)
-        ORDER BY i, j
-        """,
-        [runs],
-    )
-    connection.execute(
-        """
-        INSERT INTO tool_requests
-        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i), substr(md5('chat' || i), 1, 16), 0,
-               'lookup', NULL, '{"region":"north"}', NULL, NULL, 1,
-               make_timestamp_ns(1700000000000000000 + i * 1000000000), 'agent', 'gen_ai',
-               substr(md5('span' || i || '-0'), 1, 16), i // 50
-        FROM range(?) t(i)
-        """,
-        [runs],
-    )
-    connection.execute("CHECKPOINT")
-    connection.close()
+from bench.history import SPEC, build
+from scoring import score_runs
 
 
 def time_single_runs(path: Path, runs: int, samples: int) -> list[float]:
@@ -95,20 +39,15 @@ def time_single_runs(path: Path, runs: int, samples: int) -> list[float]:
     return timings
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000,100000,1000000")
-    parser.add_argument("--samples", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=Path("bench/results/score_history.json"))
-    args = parser.parse_args()
+def measure(sizes: list[int], samples: int = 50) -> list[dict[str, float]]:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for runs in (int(s) for s in args.sizes.split(",")):
+        for runs in sizes:
             path = Path(tmp) / f"history-{runs}.duckdb"
             started = time.perf_counter()
             build(path, runs)
             built = time.perf_counter() - started
-            timings = time_single_runs(path, runs, args.samples)
+            timings = time_single_runs(path, runs, samples)
             row = {
                 "history_runs": runs,
                 "executions": runs * 3,
@@ -123,6 +62,16 @@ def main() -> None:
                 f"p99 {p99:7.2f} ms   (built in {built:.1f} s)",
                 flush=True,
             )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,100000,1000000")
+    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/score_history.json"))
+    args = parser.parse_args()
+    results = measure([int(s) for s in args.sizes.split(",")], args.samples)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     base = results[0]["score_one_run_p50_ms"]

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,18 @@ from scoring import (
     ensure_verdict_schema,
     load_results,
     load_specs,
-    score_runs,
-    store_verdicts,
     verdict_from_dict,
 )
-from scoring._evidence import complete_runs
-from scoring._format import report_json, report_text, tasks_json, verdicts_json, verdicts_text
+from scoring._batch import Scored, score_records
+from scoring._evidence import complete_run_ids
+from scoring._format import (
+    VerdictView,
+    report_json,
+    report_text,
+    tasks_json,
+    verdicts_text,
+    write_verdicts_json,
+)
 from scoring._report import Report, ReportError, build_report, sections
 from scoring._report_html import report_html
 
@@ -72,21 +79,22 @@ def _scored(
     *,
     run_id: str | None = None,
     task_id: str | None = None,
-) -> list[Verdict]:
-    """`score_runs`, with a progress bar over the complete runs when stderr is a terminal."""
+    store: bool = False,
+) -> list[Scored]:
+    """The verdicts of `score_runs`, judged set-based where the spec allows (scoring/_batch.py) and
+    stored as they come if asked, with a progress bar over the complete runs when stderr is a terminal."""
+    verdicts = score_records(connection, specs, run_id=run_id, task_id=task_id, store=store)
     if status_line() is None:
-        return list(score_runs(connection, specs, run_id=run_id, task_id=task_id))
-    # score_runs takes the runs in this order: a verdict for run i means runs 0..i are done.
-    order = {
-        run.run_id: i for i, (run, *_) in enumerate(complete_runs(connection, run_id=run_id, task_id=task_id))
-    }
-    verdicts = []
+        return list(verdicts)
+    # Verdicts come in the runs' order: a verdict for run i means runs 0..i are done.
+    order = {run: i for i, run in enumerate(complete_run_ids(connection, run_id=run_id, task_id=task_id))}
+    scored = []
     with Progress("scoring", total=len(order)) as progress:
-        for verdict in score_runs(connection, specs, run_id=run_id, task_id=task_id):
-            verdicts.append(verdict)
+        for verdict in verdicts:
+            scored.append(verdict)
             progress.set(order.get(verdict.run_id, -1) + 1)
         progress.set(len(order))
-    return verdicts
+    return scored
 
 
 def _ask(server: str, path: str, payload: dict[str, object]) -> object:
@@ -94,7 +102,7 @@ def _ask(server: str, path: str, payload: dict[str, object]) -> object:
         return client.post(server, path, payload)
 
 
-def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
+def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]:
     server = client.discover(args.db, args.server)
     if server is not None:
         payload = {
@@ -106,10 +114,9 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
         return [verdict_from_dict(v) for v in _answer_list(_ask(server, "/api/v1/score", payload))]
     connection = _connect(args.db, write=not args.no_store)
     try:
-        verdicts = _scored(connection, specs, run_id=args.run, task_id=args.task)
         if not args.no_store:
             ensure_verdict_schema(connection)
-            store_verdicts(connection, verdicts)
+        verdicts = _scored(connection, specs, run_id=args.run, task_id=args.task, store=not args.no_store)
     finally:
         connection.close()
     return verdicts
@@ -118,7 +125,10 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> list[Verdict]:
 def run_score(args: argparse.Namespace) -> int:
     specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
     verdicts = _score(args, specs)
-    print(verdicts_json(verdicts) if args.format == "json" else verdicts_text(verdicts))
+    if args.format == "json":
+        write_verdicts_json(verdicts, sys.stdout)
+    else:
+        print(verdicts_text(verdicts))
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
@@ -143,7 +153,7 @@ def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...
         return Report.from_dict(answer), server
     connection = _connect(args.db, write=False)
     try:
-        verdicts = _scored(connection, specs, task_id=args.task)
+        verdicts = [scored.verdict() for scored in _scored(connection, specs, task_id=args.task)]
         report = build_report(
             connection,
             specs,

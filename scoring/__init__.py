@@ -4,6 +4,7 @@ Scorers read the stored tables, never OTLP. Everything in `_modules` is private 
 """
 
 from scoring._aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
+from scoring._batch import score_history, store_history
 from scoring._checks import CHECKS, Scoped, register_check
 from scoring._definitions import ToolDefinition
 from scoring._diff import DiffError, diff, load_results
@@ -13,7 +14,7 @@ from scoring._matching import json_equal, matches_subset
 from scoring._scorer import score_evidence, score_runs
 from scoring._spec import Spec, SpecError, load_specs
 from scoring._verdict import CheckResult, Verdict, verdict_from_dict
-from scoring._verdict_store import ensure_verdict_schema, store_verdicts
+from scoring._verdict_store import ensure_verdict_schema, store_verdicts, verdict_json
 
 __all__ = [
     "CHECKS",
@@ -41,7 +42,10 @@ __all__ = [
     "pass_hat_k",
     "register_check",
     "score_evidence",
+    "score_history",
     "score_runs",
+    "store_history",
     "store_verdicts",
     "verdict_from_dict",
+    "verdict_json",
 ]

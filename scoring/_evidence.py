@@ -73,6 +73,9 @@ class Evidence:
     definitions: DefinitionSource = field(default=no_definitions)
 
 
+# The order runs are scored in (and verdicts listed in): by their first span, then id.
+RUN_ORDER = "min(start_time), run_id"
+
 _RUN_COLUMNS = (
     "run_id, min(trace_id), any_value(task_id), any_value(service_name), any_value(agent_name), "
     "any_value(session_id), sum(version)::BIGINT, any_value(attributes), "
@@ -95,14 +98,11 @@ def _run(row: tuple[Any, ...]) -> tuple[Run, list[str], int, int]:
     return run, list(row[8]), int(row[9]), int(row[10])
 
 
-def complete_runs(
-    connection: duckdb.DuckDBPyConnection,
-    *,
-    run_id: str | None = None,
-    task_id: str | None = None,
-    run_ids: list[str] | None = None,
-) -> list[tuple[Run, list[str], int, int]]:
-    """Complete runs (open ones are unscored, not failed), with their traces and ingest range."""
+def complete_runs_source(
+    *, run_id: str | None = None, task_id: str | None = None, run_ids: list[str] | None = None
+) -> tuple[str, list[Any]]:
+    """`FROM … GROUP BY run_id HAVING …` over run_traces for the complete runs wanted, and its parameters
+    (shared with set-based scoring, scoring/_batch.py, so both judge the same runs)."""
     source, params = "run_traces", list[Any]()
     if run_ids is not None or run_id is not None:
         # Written as a join so DuckDB probes the run_id index instead of scanning every run.
@@ -112,12 +112,32 @@ def complete_runs(
     if task_id is not None:
         having += " AND any_value(task_id) = ?"
         params.append(task_id)
+    return f"FROM {source} GROUP BY run_id HAVING {having}", params
+
+
+def complete_runs(
+    connection: duckdb.DuckDBPyConnection,
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    run_ids: list[str] | None = None,
+) -> list[tuple[Run, list[str], int, int]]:
+    """Complete runs (open ones are unscored, not failed), with their traces and ingest range."""
+    source, params = complete_runs_source(run_id=run_id, task_id=task_id, run_ids=run_ids)
     rows = connection.execute(
-        f"SELECT {_RUN_COLUMNS} FROM {source} GROUP BY run_id HAVING {having} "
-        "ORDER BY min(start_time), run_id",
+        f"SELECT {_RUN_COLUMNS} {source} ORDER BY {RUN_ORDER}",
         params,
     ).fetchall()
     return [_run(row) for row in rows]
+
+
+def complete_run_ids(
+    connection: duckdb.DuckDBPyConnection, *, run_id: str | None = None, task_id: str | None = None
+) -> list[str]:
+    """The ids of `complete_runs`, in its order, without reading the runs themselves."""
+    source, params = complete_runs_source(run_id=run_id, task_id=task_id)
+    rows = connection.execute(f"SELECT run_id {source} ORDER BY {RUN_ORDER}", params).fetchall()
+    return [row[0] for row in rows]
 
 
 def _arguments(text: str | None, raw: str | None) -> tuple[Any, bool]:

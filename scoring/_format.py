@@ -7,11 +7,30 @@ figure reads the same in the terminal and on the page.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TextIO
 
 from scoring._aggregate import TaskResult
 from scoring._report import Report
-from scoring._verdict import Verdict
+
+
+class VerdictView(Protocol):
+    """What printing a verdict reads: a `Verdict`, or a set-based verdict not yet made one
+    (scoring/_batch.py `Scored`)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def task(self) -> str | None: ...
+    @property
+    def spec(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def reason(self) -> str | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def table(header: list[str], rows: list[list[str]], widths: dict[int, int] | None = None) -> list[str]:
@@ -36,7 +55,7 @@ def ms(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def verdicts_text(verdicts: Sequence[Verdict]) -> str:
+def verdicts_text(verdicts: Sequence[VerdictView]) -> str:
     if not verdicts:
         return "no complete run matched any spec"
     rows = [
@@ -52,8 +71,20 @@ def verdicts_text(verdicts: Sequence[Verdict]) -> str:
     return "\n".join(out)
 
 
-def verdicts_json(verdicts: Sequence[Verdict]) -> str:
+def verdicts_json(verdicts: Sequence[VerdictView]) -> str:
     return json.dumps([v.to_dict() for v in verdicts], indent=2, default=str)
+
+
+def write_verdicts_json(verdicts: Iterable[VerdictView], out: TextIO) -> None:
+    """`verdicts_json` and a newline, written verdict by verdict: the same bytes without holding them
+    all (a history's verdicts print to hundreds of MB). Each item of an indented list is its own
+    indented text with every line after the first indented once more (JSON strings hold no newline)."""
+    first = True
+    for verdict in verdicts:
+        text = json.dumps(verdict.to_dict(), indent=2, default=str).replace("\n", "\n  ")
+        out.write(("[\n  " if first else ",\n  ") + text)
+        first = False
+    out.write("[]\n" if first else "\n]\n")
 
 
 def tasks_text(results: Sequence[TaskResult]) -> str:

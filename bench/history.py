@@ -1,0 +1,89 @@
+"""Stored histories for the scoring benchmarks: tracescore databases of complete runs, written by SQL
+straight into the collector's schema (three executions and one request a run, in completion order with
+growing ingest_seq, as the writer stores them).
+
+`varied` adds what real histories hold, so that verdicts fail for every reason a spec can give:
+errored and paused calls, member agents' calls, arguments that differ or are not JSON, slow calls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collector._database import open_writer
+from scoring import Spec
+
+# The spec both benchmarks judge: expected tools, an argument spec, strict mode and a latency bound.
+SPEC = Spec.model_validate(
+    {
+        "name": "bench",
+        "expected_tools": ["lookup", "quote"],
+        "arguments": {"quote": {"region": "north"}},
+        "allow_additional": False,
+        "latency": {"max_ms": {"*": 1000}},
+    }
+)
+
+_ARGUMENTS = """'{"region":"north","service":"priority","padding":"' || repeat('x', 120) || '"}'"""
+
+# Per execution j of run i: (plain, varied) SQL for the columns that vary.
+_COLUMNS = {
+    "arguments": (
+        _ARGUMENTS,
+        f"""CASE WHEN i % 11 = 0 AND j = 1 THEN '{{"region": "south"}}'
+            WHEN i % 19 = 0 AND j = 1 THEN NULL ELSE {_ARGUMENTS} END""",
+    ),
+    "arguments_raw": ("NULL", "CASE WHEN i % 19 = 0 AND j = 1 THEN 'region=north' END"),
+    "error": ("false", "i % 10 = 3 AND j = 1"),
+    "paused": ("false", "i % 17 = 5 AND j = 2"),
+    "duration_ms": ("20.0", "CASE WHEN i % 13 = 0 AND j = 0 THEN 1500.25 ELSE 20.0 + (i % 50) / 10.0 END"),
+    "agent_path": ("'agent'", "CASE WHEN i % 7 = 0 AND j = 2 THEN 'agent/member' ELSE 'agent' END"),
+}
+
+
+def build(path: Path, runs: int, *, varied: bool = False) -> None:
+    column = {name: sql[1] if varied else sql[0] for name, sql in _COLUMNS.items()}
+    connection = open_writer(path)
+    # One trace per run, one group commit per 50 runs: ids are random like real trace ids.
+    connection.execute(
+        """
+        INSERT INTO run_traces
+        SELECT md5('run' || i) AS run_id, md5('trace' || i) AS trace_id, substr(md5('root' || i), 1, 16),
+               'task-' || (i % 100), 'bench', 'agent', NULL,
+               make_timestamp_ns(1700000000000000000 + i * 1000000000),
+               make_timestamp_ns(1700000000000000000 + i * 1000000000 + 500000000),
+               5, 3, 1, '{}', 'complete', 1, now()::TIMESTAMP, i // 50, i // 50
+        FROM range(?) t(i)
+        """,
+        [runs],
+    )
+    connection.execute(
+        f"""
+        INSERT INTO executions
+        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i),
+               substr(md5('span' || i || '-' || j), 1, 16),
+               substr(md5('root' || i), 1, 16), ['lookup', 'quote', 'notify'][j + 1], NULL, NULL,
+               {column["arguments"]}, {column["arguments_raw"]}, NULL,
+               '"ok"', {column["error"]}, NULL, NULL, {column["paused"]}, NULL, false,
+               make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000),
+               make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000 + 20000000),
+               {column["duration_ms"]}, {column["agent_path"]}, 'agent', NULL, 'bench', 'gen_ai', 'bench',
+               i // 50
+        FROM range(?) t(i), range(3) s(j)
+        ORDER BY i, j
+        """,
+        [runs],
+    )
+    connection.execute(
+        """
+        INSERT INTO tool_requests
+        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i), substr(md5('chat' || i), 1, 16), 0,
+               'lookup', NULL, '{"region":"north"}', NULL, NULL, 1,
+               make_timestamp_ns(1700000000000000000 + i * 1000000000), 'agent', 'gen_ai',
+               substr(md5('span' || i || '-0'), 1, 16), i // 50
+        FROM range(?) t(i)
+        """,
+        [runs],
+    )
+    connection.execute("CHECKPOINT")
+    connection.close()

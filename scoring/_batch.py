@@ -1,0 +1,246 @@
+"""Scoring a stored history set-based: one SQL query per spec and slice of runs, not a loop per run.
+
+Specs in the compiled subset (scoring/_batch_plan.py) are judged by scoring/_batch_sql.py; the others
+by the Python judge, run by run, as `score_runs` does. Verdicts come out in `score_runs`' order (runs
+by first span, then the specs in the order given) and equal the Python judge's: a mixed list of specs
+gives the same verdicts, whichever path judged each.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from scoring import _batch_store as storage
+from scoring._batch_plan import not_compiled
+from scoring._batch_runs import Runs
+from scoring._batch_select import chosen_runs
+from scoring._batch_sql import verdict_query
+from scoring._evidence import complete_runs, load_evidence
+from scoring._scorer import score_evidence
+from scoring._spec import Spec
+from scoring._sql_literal import NotCompilable
+from scoring._verdict import Label, Verdict, verdict_from_dict
+from scoring._verdict_store import store_verdicts
+
+log = logging.getLogger("tracescore.scoring")
+
+# Runs per query when verdicts go back to Python: bounds the result held at once (~2 kB a run). Each
+# slice reads the executions table again, so slices are large: 100 k runs a slice cost 20 % more.
+RUNS_PER_QUERY = 500_000
+_RUNS_PER_EVIDENCE_CHUNK = 2_000  # as score_runs: evidence for the specs judged in Python
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One verdict as scoring gave it: what a summary line shows, and the whole verdict. Set-based
+    scoring keeps the verdict as its JSON text until asked: turning 300 k verdicts into objects costs
+    several times more than judging them."""
+
+    run_id: str
+    task: str | None
+    spec: str
+    label: Label
+    value: float | None
+    reason: str | None
+    judged: Verdict | None = None
+    text: str | None = None
+
+    @classmethod
+    def of(cls, verdict: Verdict) -> Scored:
+        v = verdict
+        return cls(v.run_id, v.task, v.spec, v.label, v.value, v.reason, judged=v)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Equal to `Verdict.to_dict()`, keys in the same order (the JSON is written in that order)."""
+        if self.judged is not None:
+            return self.judged.to_dict()
+        data: dict[str, Any] = json.loads(self.text or "{}")
+        return data
+
+    def verdict(self) -> Verdict:
+        return self.judged if self.judged is not None else verdict_from_dict(self.to_dict())
+
+
+def _query(spec: Spec, chosen: str, runs: str, rows: str | None) -> str:
+    # The rows must be narrowed to the runs chosen unless those are every complete run.
+    if chosen != runs and rows is None:
+        rows = "true"
+    return verdict_query(spec, chosen, rows)
+
+
+class _Judged:
+    """One spec's SQL verdicts for a slice of runs, taken run by run in `ord` order."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self._rows, self._next = rows, 0
+
+    def take(self, ord_: int) -> Scored | None:
+        if self._next < len(self._rows) and self._rows[self._next][0] == ord_:
+            _, run_id, task, spec, label, value, reason, text = self._rows[self._next]
+            self._next += 1
+            return Scored(run_id, task, spec, label, value, reason, text=text)
+        return None
+
+
+_FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
+
+
+def _judge(
+    connection: duckdb.DuckDBPyConnection,
+    spec: Spec,
+    runs: str,
+    rows: str | None,
+    *,
+    store_at: datetime | None,
+) -> _Judged:
+    """The spec's verdicts for every run of `runs` that it selects; in the table first if asked."""
+    chosen, release = chosen_runs(connection, runs, spec.select)
+    try:
+        query = _query(spec, chosen, runs, rows)
+        if store_at is None:
+            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM ({query}) ORDER BY ord").fetchall())
+        # Judged once, into a temporary table both the store and Python read.
+        table = f"_tracescore_verdicts_{uuid.uuid4().hex}"
+        connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
+        try:
+            storage.insert(connection, spec, chosen, table, store_at)
+            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM {table} ORDER BY ord").fetchall())
+        finally:
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+    finally:
+        release()
+
+
+def score_records(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    store: bool = False,
+) -> Iterator[Scored]:
+    """`score_runs`' verdicts in its order, judged set-based where the spec allows; with `store`, each
+    slice's verdicts are in the `verdicts` table before they are yielded (the table must exist)."""
+    specs = list(specs)
+    in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
+    runs = Runs(connection, run_id=run_id, task_id=task_id)
+    try:
+        evidence_runs = None
+        for low in range(0, runs.count, RUNS_PER_QUERY):
+            high = min(low + RUNS_PER_QUERY, runs.count)
+            relation, rows = runs.slice(low, high)
+            judged: dict[int, _Judged] = {}
+            for i in list(in_sql):
+                try:
+                    judged[i] = _judge(
+                        connection, specs[i], relation, rows, store_at=storage.now() if store else None
+                    )
+                except (duckdb.Error, NotCompilable) as exc:  # the Python judge still gives a verdict
+                    log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
+                    in_sql.remove(i)
+            if len(judged) == len(specs):
+                for position in range(low + 1, high + 1):
+                    for i in range(len(specs)):
+                        scored = judged[i].take(position)
+                        if scored is not None:
+                            yield scored
+                continue
+            if evidence_runs is None:
+                evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id)
+            yield from _with_python(connection, specs, judged, evidence_runs[low:high], low, store=store)
+    finally:
+        runs.close()
+
+
+def _with_python(
+    connection: duckdb.DuckDBPyConnection,
+    specs: list[Spec],
+    judged: dict[int, _Judged],
+    evidence_runs: list[Any],
+    low: int,
+    *,
+    store: bool,
+) -> Iterator[Scored]:
+    """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order."""
+    python = [spec if i not in judged else None for i, spec in enumerate(specs)]
+    for start in range(0, len(evidence_runs), _RUNS_PER_EVIDENCE_CHUNK):
+        chunk = evidence_runs[start : start + _RUNS_PER_EVIDENCE_CHUNK]
+        out: list[Scored] = []
+        fresh: list[Verdict] = []
+        for position, evidence in enumerate(load_evidence(connection, chunk), low + start + 1):
+            for i, spec in enumerate(python):
+                if spec is None:
+                    scored = judged[i].take(position)
+                    if scored is not None:
+                        out.append(scored)
+                    continue
+                verdicts = score_evidence([spec], evidence)
+                fresh.extend(verdicts)
+                out.extend(Scored.of(v) for v in verdicts)
+        if store and fresh:
+            store_verdicts(connection, fresh)
+        yield from out
+
+
+def score_history(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    store: bool = False,
+) -> Iterator[Verdict]:
+    """`score_runs`' verdicts, in its order, judged set-based where the spec allows (see score_records)."""
+    return (
+        s.verdict() for s in score_records(connection, specs, run_id=run_id, task_id=task_id, store=store)
+    )
+
+
+def store_history(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+) -> int:
+    """Score and store without bringing SQL-judged verdicts into Python at all; returns how many were
+    stored. The `verdicts` table must exist."""
+    specs = list(specs)
+    in_python = [i for i, spec in enumerate(specs) if not_compiled(spec) is not None]
+    stored = 0
+    runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
+    try:
+        relation, rows = runs.slice(0, runs.count)
+        for i, spec in enumerate(specs):
+            if i in in_python:
+                continue
+            chosen, release = chosen_runs(connection, relation, spec.select)
+            try:
+                source = f"({_query(spec, chosen, relation, rows)})"
+                stored += storage.insert(connection, spec, chosen, source, storage.now())
+            except (duckdb.Error, NotCompilable) as exc:
+                log.warning("spec %s is judged in Python: %s", spec.name, exc)
+                in_python.append(i)
+            finally:
+                release()
+    finally:
+        runs.close()
+    if in_python:
+        python = [specs[i] for i in sorted(in_python)]
+        stored += sum(1 for _ in _python_only(connection, python, run_id=run_id, task_id=task_id))
+    return stored
+
+
+def _python_only(
+    connection: duckdb.DuckDBPyConnection, specs: list[Spec], *, run_id: str | None, task_id: str | None
+) -> Iterator[Scored]:
+    runs = complete_runs(connection, run_id=run_id, task_id=task_id)
+    return _with_python(connection, specs, {}, runs, 0, store=True)

@@ -1,0 +1,58 @@
+"""Which specs set-based scoring can judge: the checks it compiles to SQL, and nothing else.
+
+The compiled subset is the default profile's expected tools, argument specs, strict mode,
+`forbidden_tools` and per-execution `latency.max_ms`, with `select` and `scope`. A spec with any
+other check keeps the Python judge, whose verdicts the SQL ones must equal (tests/test_batch_parity.py).
+"""
+
+from __future__ import annotations
+
+from scoring import _checks, _judge  # noqa: F401  (_judge registers the catalogue: CHECKS is complete)
+from scoring._batch_sql import verdict_query
+from scoring._checks import CHECKS
+from scoring._spec import CATALOGUE_KEYS, Spec
+from scoring._sql_literal import NotCompilable
+
+# The checks a verdict can hold, in registration order; any other (a user's) may apply to every spec.
+BUILT_IN_CHECKS = (
+    "expected_tool",
+    "arguments",
+    "latency",
+    "schema",
+    "argument_rules",
+    "calls",
+    "expect_no_tool_calls",
+    "expect_tool_call",
+    "trajectory",
+    "before",
+    "parallel",
+    "require_executions_for_requests",
+)
+_COMPILED_CATALOGUE = {"forbidden_tools"}
+
+
+def _checks_are_built_in() -> bool:
+    return (
+        tuple(CHECKS) == BUILT_IN_CHECKS
+        and CHECKS["expected_tool"] is _checks.expected_tools
+        and CHECKS["arguments"] is _checks.arguments
+        and CHECKS["latency"] is _checks.latency
+    )
+
+
+def not_compiled(spec: Spec) -> str | None:
+    """Why the spec is judged in Python, or None when SQL judges it."""
+    if spec.profile != "default":
+        return f"profile {spec.profile}"
+    if not _checks_are_built_in():
+        return "a check registered outside tracescore"
+    for key in CATALOGUE_KEYS:
+        if key not in _COMPILED_CATALOGUE and spec.catalogue_value(key) is not None:
+            return key
+    if spec.latency is not None and (spec.latency.percentiles or spec.latency.window is not None):
+        return "latency percentiles"
+    try:
+        verdict_query(spec, "runs")  # values SQL cannot carry exactly (a NUL, a bound of 2**53 + 1)
+    except NotCompilable as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,92 @@
+"""A spec's `select` over many runs at once, with the very function that judges one run (scoring/_select.py).
+
+`select` compares loosely (`"1"` matches `1`, `True` matches `"true"`, a list means any of), which SQL
+would only approximate. The values it reads are few and repeat across runs (a service, a task id), so
+each distinct combination is judged once in Python and the runs are joined to the combinations picked.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from scoring._evidence import Run
+from scoring._select import selects
+from scoring._sql_match import member
+
+# The run's own fields `select` knows by a short name (scoring/_select.py), as columns of the runs table.
+_FIELDS = {
+    "service.name": "service_name",
+    "agent": "agent_name",
+    "task": "task_id",
+    "session": "session_id",
+    "run": "run_id",
+}
+
+
+def _attribute(run: str, key: str) -> str:
+    """The JSON text of a run attribute, as `json.loads(attributes).get(key)` reads it (the last of
+    duplicates), or NULL."""
+    document = f"{run}.attributes"
+    keys, values = f"json_keys({document})", f"json_extract({document}, '$.*')"
+    return f"(CASE WHEN json_type({document}) = 'OBJECT' THEN {member(keys, values, key)} END)::VARCHAR"
+
+
+def _columns(select: Mapping[str, Any], run: str) -> list[str]:
+    columns = []
+    for key in select:
+        field = _FIELDS.get(key)
+        columns.append(f"{run}.{field}::VARCHAR" if field else "NULL::VARCHAR")
+        columns.append(_attribute(run, key))
+    return columns
+
+
+def _run(select: Mapping[str, Any], values: tuple[Any, ...]) -> Run:
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS.values())
+    attributes = {}
+    for i, key in enumerate(select):
+        field, attribute = values[2 * i], values[2 * i + 1]
+        if key in _FIELDS:
+            fields[_FIELDS[key]] = field
+        if attribute is not None:
+            attributes[key] = json.loads(attribute)
+    return Run(
+        run_id=fields["run_id"],
+        trace_id="",
+        task_id=fields["task_id"],
+        service_name=fields["service_name"],
+        agent_name=fields["agent_name"],
+        session_id=fields["session_id"],
+        version=0,
+        attributes=attributes,
+    )
+
+
+def chosen_runs(
+    connection: duckdb.DuckDBPyConnection, runs: str, select: Mapping[str, Any]
+) -> tuple[str, Callable[[], None]]:
+    """A relation of the runs in `runs` that `select` picks, and what to call when done with it."""
+    if not select:
+        return runs, lambda: None
+    columns = _columns(select, "r")
+    combinations = connection.execute(f"SELECT DISTINCT {', '.join(columns)} FROM {runs} r").fetchall()
+    picked = [values for values in combinations if selects(select, _run(select, values))]
+    if len(picked) == len(combinations):
+        return runs, lambda: None
+    if not picked:
+        return f"(SELECT * FROM {runs} WHERE false)", lambda: None
+    name = f"_tracescore_select_{uuid.uuid4().hex}"
+    table = pa.table({f"c{i}": pa.array([v[i] for v in picked], pa.string()) for i in range(len(columns))})
+    connection.register(name, table)
+    same = " AND ".join(f"{column} IS NOT DISTINCT FROM s.c{i}" for i, column in enumerate(columns))
+    relation = f"(SELECT r.* FROM {runs} r WHERE EXISTS (SELECT 1 FROM {name} s WHERE {same}))"
+
+    def release() -> None:
+        connection.unregister(name)
+
+    return relation, release

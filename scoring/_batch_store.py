@@ -1,0 +1,34 @@
+"""Set-based verdicts into the `verdicts` table, row for row what `store_verdicts` writes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import duckdb
+
+from scoring._spec import Spec
+
+STORED_COLUMNS = (
+    "run_id, trace_id, task_id, spec, spec_fingerprint, profile, label, passed, value, reason, checks, "
+    "missing_tools, additional_tools, failed_argument_checks, latency_violations, run_version, "
+    "schema_version, verdict"
+)
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)  # as store_verdicts stamps its rows
+
+
+def insert(connection: duckdb.DuckDBPyConnection, spec: Spec, runs: str, source: str, at: datetime) -> int:
+    """Store the verdict rows of `source` (the spec's, one per run of `runs`), replacing those of the
+    same run version. A plain INSERT when nothing is replaced: INSERT OR REPLACE costs a third more."""
+    replaces = connection.execute(
+        f"SELECT 1 FROM verdicts v JOIN {runs} r ON v.run_id = r.run_id AND v.run_version = r.version "
+        "WHERE v.spec = ? LIMIT 1",
+        [spec.name],
+    ).fetchone()
+    verb = "INSERT OR REPLACE INTO" if replaces else "INSERT INTO"
+    row = connection.execute(
+        f"{verb} verdicts ({STORED_COLUMNS}, scored_at) SELECT {STORED_COLUMNS}, ? FROM {source}", [at]
+    ).fetchone()
+    return int(row[0]) if row else 0
