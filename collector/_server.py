@@ -80,11 +80,11 @@ def _load_plugins(names: tuple[str, ...]) -> None:
 # time. Ingest allocates by the million but makes almost no cycles (reference counting frees it), so
 # passes can be far rarer: measured on bench/ at full rate, 25 % less CPU per span and 30 % more
 # spans/s (bench/README.md).
-_GC_THRESHOLDS = (100_000, 50, 1_000)
+GC_THRESHOLDS = (100_000, 50, 1_000)
 
 
 async def start(settings: ServeSettings) -> Running:
-    gc.set_threshold(*_GC_THRESHOLDS)
+    gc.set_threshold(*GC_THRESHOLDS)
     _load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     connection = open_writer(settings.db, memory_limit=settings.memory_limit or None)
