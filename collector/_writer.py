@@ -52,7 +52,9 @@ class WriterSettings:
     grace_s: float = 2.0
     idle_timeout_s: float = 30.0
     retention_s: float = 300.0
-    max_retained_spans: int = 100_000  # ~35 MB of completed traces kept for late and re-sent spans
+    # ~190 MB at most (1.9 kB a span measured, bench/README.md): completed traces kept for late and
+    # re-sent spans, which otherwise cost a scan of `spans`.
+    max_retained_spans: int = 100_000
     max_batch_spans: int = 20_000
     tick_s: float = 0.02
     completion_interval_s: float = 0.05
