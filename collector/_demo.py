@@ -83,13 +83,17 @@ class _Sidecar:
         self._thread.join(10)
 
 
-def _print_verdict(verdict: Verdict) -> None:
-    value = "-" if verdict.value is None else f"{verdict.value:.2f}"
-    mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
-    print(
-        f"    verdict  {mark:<5} {verdict.task or '-':<18} value {value}  "
-        f"{verdict.reason or 'all checks satisfied'}"
-    )
+def _verdict_printer(names: dict[str, str]) -> Callable[[Verdict], None]:
+    """Prints a verdict under the name of the agent run it judges: verdicts come a grace period after
+    their run, while later runs are already printed."""
+
+    def show(verdict: Verdict) -> None:
+        value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+        mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
+        run = names.get(verdict.trace_id, verdict.task or "-")
+        print(f"    verdict  {mark:<5} {run:<21} value {value}  {verdict.reason or 'all checks satisfied'}")
+
+    return show
 
 
 def run_demo(db: Path, settings: ServeSettings) -> int:
@@ -111,7 +115,10 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
     print(f"scoring every completed run online against {specs_path}\n")
     sidecar = _Sidecar(settings)
     verdicts: list[Verdict] = []
-    printer = threading.Thread(target=sidecar.follow, args=(verdicts.append, _print_verdict), daemon=True)
+    names: dict[str, str] = {}  # trace id -> "task #n", set as each run ends (its verdict comes later)
+    printer = threading.Thread(
+        target=sidecar.follow, args=(verdicts.append, _verdict_printer(names)), daemon=True
+    )
     printer.start()
     provider = TracerProvider(resource=Resource.create({"service.name": "shop-assistant"}))
     provider.add_span_processor(
@@ -124,8 +131,9 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
     counts: dict[str, int] = {}
     for rollout in ROLLOUTS:
         counts[rollout.task] = counts.get(rollout.task, 0) + 1
-        print(f"  agent run  {rollout.task} #{counts[rollout.task]}: {rollout.story}")
-        run_agent(tracer, rollout)
+        name = f"{rollout.task} #{counts[rollout.task]}"
+        print(f"  agent run  {name}: {rollout.story}")
+        names[run_agent(tracer, rollout)] = name
         time.sleep(0.25)  # a little pacing, so verdicts visibly arrive while the agent keeps working
     provider.force_flush()
     provider.shutdown()

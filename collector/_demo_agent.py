@@ -144,15 +144,16 @@ def _execute(tracer: Tracer, name: str, arguments: dict[str, Any], call_id: str)
         span.set_attribute("gen_ai.tool.call.result", json.dumps(result))
 
 
-def run_agent(tracer: Tracer, rollout: Rollout) -> None:
-    """One agent run: the model asks for tools (a chat span), the agent runs them (execute_tool spans)."""
+def run_agent(tracer: Tracer, rollout: Rollout) -> str:
+    """One agent run: the model asks for tools (a chat span), the agent runs them (execute_tool spans).
+    Returns the run's trace id (hex), by which its verdicts are known."""
     agent = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": "shop-assistant",
         "gen_ai.agent.call.id": str(uuid.uuid4()),
         "tracescore.task.id": rollout.task,
     }
-    with tracer.start_as_current_span("invoke_agent shop-assistant", attributes=agent):
+    with tracer.start_as_current_span("invoke_agent shop-assistant", attributes=agent) as root:
         calls = [(name, args, f"call_{uuid.uuid4().hex[:12]}") for name, args in rollout.calls]
         chat = {
             "gen_ai.operation.name": "chat",
@@ -163,3 +164,4 @@ def run_agent(tracer: Tracer, rollout: Rollout) -> None:
             time.sleep(0.002)
         for name, arguments, call_id in calls:
             _execute(tracer, name, arguments, call_id)
+    return format(root.get_span_context().trace_id, "032x")
