@@ -42,6 +42,35 @@ def _best(rounds: int, run: Callable[[], Any]) -> tuple[float, Any]:
     return best, result
 
 
+def _timed_commits(commits: list[list[tuple[str, pa.Table]]]) -> tuple[float, float]:
+    """Thread CPU seconds to insert these transactions (each a list of (table, rows)) into a fresh
+    writer database, then to checkpoint it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        connection = open_writer(Path(tmp) / "c.duckdb", threads=1)
+        started = time.thread_time()
+        for inserts in commits:
+            connection.begin()
+            for name, rows in inserts:
+                connection.register("b", rows)
+                columns = rows.column_names
+                values = ", ".join(
+                    EXECUTION_EXPRESSIONS.get(c, c) if name == "executions" else c for c in columns
+                )
+                connection.execute(f"INSERT INTO {name} ({', '.join(columns)}) SELECT {values} FROM b")
+                connection.unregister("b")
+            connection.commit()
+        inserted = time.thread_time()
+        connection.execute("CHECKPOINT")
+        checkpointed = time.thread_time()
+        connection.close()
+    return inserted - started, checkpointed - inserted
+
+
+def _store_figures(figures: dict[str, float], label: str, timings: list[tuple[float, float]]) -> None:
+    figures[f"DuckDB insert + commit of {label}"] = min(i for i, _ in timings)
+    figures[f"DuckDB checkpoint of {label}"] = min(c for _, c in timings)
+
+
 def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     gc.set_threshold(*GC_THRESHOLDS)  # as `serve` runs: the default ones tax every stage here too
     workload = build(traces, seed=7)
@@ -61,25 +90,8 @@ def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     # time misses DuckDB's own threads; the server is pinned to one core, so there are none to miss.
     groups = [pa.concat_tables(tables[i : i + 4]) for i in range(0, len(tables), 4)]
 
-    def insert_spans() -> tuple[float, float]:
-        with tempfile.TemporaryDirectory() as tmp:
-            connection = open_writer(Path(tmp) / "c.duckdb", threads=1)
-            started = time.thread_time()
-            for table in groups:
-                connection.begin()
-                connection.register("b", table)
-                connection.execute(f"INSERT INTO spans ({', '.join(table.column_names)}) SELECT * FROM b")
-                connection.unregister("b")
-                connection.commit()
-            inserted = time.thread_time()
-            connection.execute("CHECKPOINT")
-            checkpointed = time.thread_time()
-            connection.close()
-        return inserted - started, checkpointed - inserted
-
-    spans_insert = [insert_spans() for _ in range(rounds)]
-    figures["DuckDB insert + commit of spans"] = min(i for i, _ in spans_insert)
-    figures["DuckDB checkpoint of spans"] = min(c for _, c in spans_insert)
+    spans_commits = [[("spans", table)] for table in groups]
+    _store_figures(figures, "spans", [_timed_commits(spans_commits) for _ in range(rounds)])
 
     def track() -> Tracker:
         tracker = Tracker(2.0, 30.0, 300.0)
@@ -109,35 +121,17 @@ def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     figures["executions, requests, runs to Arrow"] = seconds
 
     names = ("executions", "tool_requests", "run_traces")
-    runs_per_commit = 500  # one completion commit per ~500 traces, as the writer does under load
-
-    def insert_derived() -> tuple[float, float]:
-        with tempfile.TemporaryDirectory() as tmp:
-            connection = open_writer(Path(tmp) / "c.duckdb", threads=1)
-            commits = max(1, derived_tables[2].num_rows // runs_per_commit)
-            started = time.thread_time()
-            for part in range(commits):
-                connection.begin()
-                for name, table in zip(names, derived_tables, strict=True):
-                    size = -(-table.num_rows // commits)
-                    chunk = table.slice(part * size, size)
-                    connection.register("b", chunk)
-                    columns = chunk.column_names
-                    values = ", ".join(
-                        EXECUTION_EXPRESSIONS.get(c, c) if name == "executions" else c for c in columns
-                    )
-                    connection.execute(f"INSERT INTO {name} ({', '.join(columns)}) SELECT {values} FROM b")
-                    connection.unregister("b")
-                connection.commit()
-            inserted = time.thread_time()
-            connection.execute("CHECKPOINT")
-            checkpointed = time.thread_time()
-            connection.close()
-        return inserted - started, checkpointed - inserted
-
-    derived_insert = [insert_derived() for _ in range(rounds)]
-    figures["DuckDB insert + commit of executions, requests, runs"] = min(i for i, _ in derived_insert)
-    figures["DuckDB checkpoint of executions, requests, runs"] = min(c for _, c in derived_insert)
+    # One completion commit per ~500 traces, as the writer does under load.
+    commits = max(1, derived_tables[2].num_rows // 500)
+    derived_commits = []
+    for part in range(commits):
+        chunks = []
+        for name, table in zip(names, derived_tables, strict=True):
+            size = -(-table.num_rows // commits)
+            chunks.append((name, table.slice(part * size, size)))
+        derived_commits.append(chunks)
+    derived_label = "executions, requests, runs"
+    _store_figures(figures, derived_label, [_timed_commits(derived_commits) for _ in range(rounds)])
     return {name: seconds * 1e6 / n for name, seconds in figures.items()}
 
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import pytest
 
@@ -54,6 +53,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests import _otel
+from tests._otel import hex_span, hex_trace, stored_rows
 from tests._server import ServeProcess
 
 SERVICE = "agno-shop"
@@ -204,26 +204,9 @@ def refund_order(order_id: str) -> str:
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _hex_span(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.span_id, "016x")
-
-
-def _hex_trace(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.trace_id, "032x")
-
-
 def _parent(span: ReadableSpan) -> str:
     assert span.parent is not None
     return format(span.parent.span_id, "016x")
-
-
-def _rows(server: ServeProcess, sql: str) -> list[dict[str, Any]]:
-    with duckdb.connect(str(server.db), read_only=True) as connection:
-        cursor = connection.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _api_verdicts(server: ServeProcess, **query: str) -> list[dict[str, Any]]:
@@ -407,7 +390,7 @@ def test_agno_tool_spans_land_as_exact_executions(world: World) -> None:
     # The member is linked to its team twice: span parentage and OpenInference's graph node ids.
     desk_node = world.attr(agents["Desk"], "graph.node.id")
     assert world.attr(agents["Researcher"], "graph.node.parent_id") == desk_node
-    assert _parent(agents["Researcher"]) == _hex_span(agents["Desk"])
+    assert _parent(agents["Researcher"]) == hex_span(agents["Desk"])
 
     def expected(
         span: ReadableSpan,
@@ -423,9 +406,9 @@ def test_agno_tool_spans_land_as_exact_executions(world: World) -> None:
         return {
             "run_id": world.run_ids[run],
             "task_id": task,
-            "trace_id": _hex_trace(span),
-            "span_id": _hex_span(span),
-            "parent_span_id": _hex_span(owner),
+            "trace_id": hex_trace(span),
+            "span_id": hex_span(span),
+            "parent_span_id": hex_span(owner),
             "tool_name": span.name,
             "call_id": call_id,
             # OpenInference tool spans carry no call id: it comes back from the LLM span's request.
@@ -507,7 +490,7 @@ def test_agno_tool_spans_land_as_exact_executions(world: World) -> None:
             call_id=None,
         ),
     ]
-    rows = _rows(world.server, f"SELECT {EXECUTION_COLUMNS} FROM executions ORDER BY start_time")
+    rows = stored_rows(world.server, f"SELECT {EXECUTION_COLUMNS} FROM executions ORDER BY start_time")
     for row in rows:
         row["arguments"], row["result"] = json.loads(row["arguments"]), json.loads(row["result"])
     assert rows == expected_rows
@@ -519,7 +502,7 @@ def test_agno_requests_and_runs(world: World) -> None:
     asked = "llm.output_messages.0.message.tool_calls.0.tool_call.id"
     requested = [s for s in chats if asked in (s.attributes or {})]
     assert len(chats) == 8 and len(requested) == 4  # each agent: one call turn, one text turn (refund: 1)
-    requests = _rows(
+    requests = stored_rows(
         world.server,
         "SELECT run_id, span_id, position, tool_name, call_id, arguments, round, agent_path, encoding, "
         "execution_span_id IS NOT NULL AS executed FROM tool_requests ORDER BY requested_at, position",
@@ -530,7 +513,7 @@ def test_agno_requests_and_runs(world: World) -> None:
     assert requests == [
         {
             "run_id": world.run_ids[run],
-            "span_id": _hex_span(chat),
+            "span_id": hex_span(chat),
             "position": position,
             "tool_name": name,
             "call_id": call_id,
@@ -550,7 +533,7 @@ def test_agno_requests_and_runs(world: World) -> None:
         )
     ]
 
-    runs = _rows(
+    runs = stored_rows(
         world.server,
         "SELECT run_id, n_traces, task_id, service_name, agent_name, root_span_id, n_executions, n_requests, "
         "status, version FROM runs ORDER BY start_time",
@@ -563,7 +546,7 @@ def test_agno_requests_and_runs(world: World) -> None:
             "task_id": TASK_CHECKOUT,
             "service_name": SERVICE,
             "agent_name": "Shop Agent",
-            "root_span_id": _hex_span(world.one("Shop_Agent.run")),
+            "root_span_id": hex_span(world.one("Shop_Agent.run")),
             "n_executions": 2,
             "n_requests": 2,
             "status": "complete",
@@ -575,7 +558,7 @@ def test_agno_requests_and_runs(world: World) -> None:
             "task_id": TASK_TEAM,
             "service_name": SERVICE,
             "agent_name": "Desk",
-            "root_span_id": _hex_span(world.one("Desk.run")),
+            "root_span_id": hex_span(world.one("Desk.run")),
             "n_executions": 2,
             "n_requests": 2,
             "status": "complete",
@@ -588,7 +571,7 @@ def test_agno_requests_and_runs(world: World) -> None:
             "task_id": TASK_REFUND,
             "service_name": SERVICE,
             "agent_name": "Refund Desk",
-            "root_span_id": _hex_span(paused_root),
+            "root_span_id": hex_span(paused_root),
             "n_executions": 1,
             "n_requests": 1,
             "status": "complete",
@@ -600,7 +583,7 @@ def test_agno_requests_and_runs(world: World) -> None:
             "task_id": TASK_OWN_MODEL,
             "service_name": SERVICE,
             "agent_name": "Own Model Agent",
-            "root_span_id": _hex_span(world.one("Own_Model_Agent.run")),
+            "root_span_id": hex_span(world.one("Own_Model_Agent.run")),
             "n_executions": 1,
             "n_requests": 0,
             "status": "complete",
@@ -610,7 +593,7 @@ def test_agno_requests_and_runs(world: World) -> None:
 
 
 def _stored_verdicts(world: World) -> dict[tuple[str, str, int], dict[str, Any]]:
-    rows = _rows(world.server, "SELECT verdict FROM verdicts")
+    rows = stored_rows(world.server, "SELECT verdict FROM verdicts")
     verdicts = [json.loads(row["verdict"]) for row in rows]
     return {(v["run_id"], v["spec"], v["run_version"]): v for v in verdicts}
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import pytest
 
@@ -54,6 +53,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests import _otel
+from tests._otel import hex_span, hex_trace, stored_rows
 from tests._server import ServeProcess
 
 SERVICE = "openai-agents-shop"
@@ -176,23 +176,6 @@ def search(query: str, limit: int) -> str:
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def _hex_span(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.span_id, "016x")
-
-
-def _hex_trace(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.trace_id, "032x")
-
-
-def _rows(server: ServeProcess, sql: str) -> list[dict[str, Any]]:
-    with duckdb.connect(str(server.db), read_only=True) as connection:
-        cursor = connection.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 @dataclass
 class World:
     server: ServeProcess
@@ -304,7 +287,7 @@ def test_the_workflow_span_is_not_an_agent(world: World) -> None:
     for workflow in workflows:
         assert "agent.name" not in (workflow.attributes or {})
         assert workflow.instrumentation_scope is not None and workflow.instrumentation_scope.name == SCOPE
-    paths = _rows(world.server, "SELECT DISTINCT agent_path FROM executions ORDER BY 1")
+    paths = stored_rows(world.server, "SELECT DISTINCT agent_path FROM executions ORDER BY 1")
     assert [row["agent_path"] for row in paths] == [
         "manager",
         "manager/researcher",
@@ -328,10 +311,10 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
     ) -> dict[str, Any]:
         return {
             # No run id is exported: one SDK trace is one run, keyed by its trace id.
-            "run_id": _hex_trace(span),
+            "run_id": hex_trace(span),
             "task_id": task,
-            "trace_id": _hex_trace(span),
-            "span_id": _hex_span(span),
+            "trace_id": hex_trace(span),
+            "span_id": hex_span(span),
             "parent_span_id": _parent(span),
             "tool_name": span.name,
             "call_id": call_id,
@@ -427,7 +410,7 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
             arguments={"query": "parcels", "limit": 5},
         ),
     ]
-    rows = _rows(world.server, f"SELECT {EXECUTION_COLUMNS} FROM executions ORDER BY start_time")
+    rows = stored_rows(world.server, f"SELECT {EXECUTION_COLUMNS} FROM executions ORDER BY start_time")
     for row in rows:
         for key in ("arguments", "result"):
             row[key] = None if row[key] is None else json.loads(row[key])
@@ -440,7 +423,7 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
     responses = world.named("response")
     # Per Responses-model agent a call turn and a text turn; the triage agent only hands off.
     assert len(responses) == 7
-    requests = _rows(
+    requests = stored_rows(
         world.server,
         "SELECT run_id, span_id, position, tool_name, call_id, arguments, round, agent_path, "
         "execution_span_id FROM tool_requests ORDER BY requested_at, position",
@@ -453,15 +436,15 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
     )
     assert requests == [
         {
-            "run_id": _hex_trace(response),
-            "span_id": _hex_span(response),
+            "run_id": hex_trace(response),
+            "span_id": hex_span(response),
             "position": position,
             "tool_name": name,
             "call_id": call_id,
             "arguments": arguments,
             "round": round_,
             "agent_path": path,
-            "execution_span_id": _hex_span(executed) if executed is not None else None,
+            "execution_span_id": hex_span(executed) if executed is not None else None,
         }
         for response, position, name, arguments, call_id, round_, path, executed in (
             (checkout_response, 0, *CHECKOUT_TURN[0], 1, "shop_agent", world.one("lookup_shipping_cutoff")),
@@ -474,7 +457,7 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
         )
     ]
 
-    runs = _rows(
+    runs = stored_rows(
         world.server,
         "SELECT run_id, n_traces, task_id, service_name, agent_name, session_id, root_span_id, n_executions, "
         "n_requests, status FROM runs ORDER BY start_time",
@@ -483,38 +466,38 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
     rollouts = world.named("rollout")
     assert runs == [
         {
-            "run_id": _hex_trace(shop),
+            "run_id": hex_trace(shop),
             "n_traces": 1,
             "task_id": TASK_CHECKOUT,
             "service_name": SERVICE,
             "agent_name": "shop_agent",
             "session_id": None,
-            "root_span_id": _hex_span(shop),
+            "root_span_id": hex_span(shop),
             "n_executions": 2,
             "n_requests": 2,
             "status": "complete",
         },
         # A handoff chain has no single outermost agent: no agent name, the trace's root is the root.
         {
-            "run_id": _hex_trace(triage),
+            "run_id": hex_trace(triage),
             "n_traces": 1,
             "task_id": TASK_HANDOFF,
             "service_name": SERVICE,
             "agent_name": None,
             "session_id": SESSION,
-            "root_span_id": _hex_span(rollouts[1]),
+            "root_span_id": hex_span(rollouts[1]),
             "n_executions": 2,
             "n_requests": 2,
             "status": "complete",
         },
         {
-            "run_id": _hex_trace(manager),
+            "run_id": hex_trace(manager),
             "n_traces": 1,
             "task_id": TASK_AS_TOOL,
             "service_name": SERVICE,
             "agent_name": "manager",
             "session_id": None,
-            "root_span_id": _hex_span(manager),
+            "root_span_id": hex_span(manager),
             "n_executions": 2,
             "n_requests": 1,
             "status": "complete",
@@ -523,7 +506,7 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
 
 
 def test_openai_agents_runs_are_scored_online_with_the_spec(world: World) -> None:
-    rows = _rows(world.server, "SELECT verdict FROM verdicts")
+    rows = stored_rows(world.server, "SELECT verdict FROM verdicts")
     verdicts = {(v["task"], v["spec"]): v for v in (json.loads(row["verdict"]) for row in rows)}
     assert sorted(verdicts) == [
         (TASK_AS_TOOL, "oa-research"),

@@ -22,7 +22,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-import duckdb
 import pydantic
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -37,6 +36,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 
 from tests import _otel
+from tests._otel import hex_span, hex_trace, stored_rows
 from tests._server import ServeProcess
 
 SERVICE = "shop-agent"
@@ -132,16 +132,6 @@ def build_agents(
     return shop, shop_model
 
 
-def _hex_span(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.span_id, "016x")
-
-
-def _hex_trace(span: ReadableSpan) -> str:
-    assert span.context is not None
-    return format(span.context.trace_id, "032x")
-
-
 def _hex_parent(span: ReadableSpan) -> str | None:
     return format(span.parent.span_id, "016x") if span.parent is not None else None
 
@@ -166,7 +156,7 @@ class Emitted:
         return (span.attributes or {})[key]
 
     def in_trace(self, trace_id: str) -> list[ReadableSpan]:
-        return [s for s in self.spans if _hex_trace(s) == trace_id]
+        return [s for s in self.spans if hex_trace(s) == trace_id]
 
 
 def _validation_message() -> str:
@@ -187,14 +177,6 @@ REQUEST_COLUMNS = (
     "run_id, task_id, trace_id, span_id, position, tool_name, call_id, arguments, arguments_raw, "
     "round, epoch_ns(requested_at), agent_path, encoding, execution_span_id"
 )
-
-
-def _rows(server: ServeProcess, sql: str) -> list[dict[str, Any]]:
-    """Rows as dicts by column name, read from the file once the server has stopped."""
-    with duckdb.connect(str(server.db), read_only=True) as connection:
-        cursor = connection.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _json(value: str | None) -> Any:
@@ -302,8 +284,8 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
         return {
             "run_id": run_of[run],
             "task_id": task,
-            "trace_id": _hex_trace(span),
-            "span_id": _hex_span(span),
+            "trace_id": hex_trace(span),
+            "span_id": hex_span(span),
             "parent_span_id": _hex_parent(span),
             "tool_name": attrs["gen_ai.tool.name"],
             "call_id": attrs["gen_ai.tool.call.id"],
@@ -427,7 +409,7 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
             session_run="courier",
         ),
     ]
-    executions = _rows(server, f"SELECT {EXECUTION_COLUMNS} FROM executions")
+    executions = stored_rows(server, f"SELECT {EXECUTION_COLUMNS} FROM executions")
     for row in executions:
         row["arguments"], row["result"] = _json(row["arguments"]), _json(row["result"])
     by_span = {row["span_id"]: row for row in executions}
@@ -436,7 +418,7 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
         assert by_span.get(want["span_id"]) == want, want["tool_name"]
 
     # Run grouping: each agent run's executions share one run id, its invoke_agent's gen_ai.agent.call.id.
-    grouped = _rows(
+    grouped = stored_rows(
         server,
         "SELECT run_id, task_id, list(call_id ORDER BY call_id) AS calls FROM executions "
         "GROUP BY run_id, task_id ORDER BY task_id",
@@ -468,8 +450,8 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
         return {
             "run_id": run_of[run],
             "task_id": task,
-            "trace_id": _hex_trace(chat),
-            "span_id": _hex_span(chat),
+            "trace_id": hex_trace(chat),
+            "span_id": hex_span(chat),
             "position": position,
             "tool_name": tool,
             "call_id": call_id,
@@ -479,7 +461,7 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
             "epoch_ns(requested_at)": chat.end_time,
             "agent_path": agent_path,
             "encoding": "gen_ai",
-            "execution_span_id": _hex_span(executed_by) if executed_by is not None else None,
+            "execution_span_id": hex_span(executed_by) if executed_by is not None else None,
         }
 
     first_chat = chat_span("checkout", "call-cutoff")
@@ -533,14 +515,16 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
             agent_path="shop_agent/courier_agent",
         ),
     ]
-    requests = _rows(server, f"SELECT {REQUEST_COLUMNS} FROM tool_requests ORDER BY requested_at, position")
+    requests = stored_rows(
+        server, f"SELECT {REQUEST_COLUMNS} FROM tool_requests ORDER BY requested_at, position"
+    )
     for row in requests:
         row["arguments"] = _json(row["arguments"])
     assert requests == expected_requests
     # The refund was requested and never executed: the request side is the only evidence of it.
     assert requests[5]["tool_name"] == "refund_order" and requests[5]["arguments"] == refund_args
     # Call ids tie both sides together: every execution but the resumed one answers a request of its run.
-    linked = _rows(
+    linked = stored_rows(
         server,
         "SELECT e.tool_name, e.call_id, r.span_id IS NOT NULL AS requested FROM executions e "
         "LEFT JOIN tool_requests r ON r.run_id = e.run_id AND r.call_id = e.call_id "
@@ -558,7 +542,7 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
     ]
 
     # --- runs: one per agent run, the harness span and the member agent inside the leader's ------------
-    runs = _rows(
+    runs = stored_rows(
         server,
         "SELECT run_id, trace_id, task_id, service_name, agent_name, session_id, root_span_id, n_spans, "
         "n_executions, n_requests, status FROM runs ORDER BY start_time",
@@ -566,13 +550,13 @@ def test_pydantic_ai_agent_runs_land_as_exact_rows(server: ServeProcess, protoco
     assert runs == [
         {
             "run_id": run_of[label],
-            "trace_id": _hex_trace(root),
+            "trace_id": hex_trace(root),
             "task_id": task,
             "service_name": SERVICE,
             "agent_name": "shop_agent",
             "session_id": session[label],
-            "root_span_id": _hex_span(root),
-            "n_spans": len(emitted.in_trace(_hex_trace(root))),
+            "root_span_id": hex_span(root),
+            "n_spans": len(emitted.in_trace(hex_trace(root))),
             "n_executions": n_executions,
             "n_requests": n_requests,
             "status": "complete",
