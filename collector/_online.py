@@ -22,6 +22,7 @@ import duckdb
 
 from collector._catch_up import Unscored, unscored_runs
 from collector._hub import VerdictHub
+from collector._live_evidence import LiveRun, live_evidence, spanning_other_traces
 from collector._spec_source import SpecSource
 from collector._verdict_export import VerdictExporter
 from collector._writer import CompletedTrace
@@ -169,15 +170,17 @@ class OnlineScorer:
 
     def _score(self, batch: list[tuple[float, list[CompletedTrace]]]) -> None:
         completed_at: dict[str, float] = {}
+        live: dict[str, LiveRun] = {}
         traces = 0
         for stamp, completed in batch:
             traces += len(completed)
             for trace in completed:
-                for run_id in trace.run_ids:
-                    completed_at.setdefault(run_id, stamp)
+                for run in trace.runs:
+                    completed_at.setdefault(run.summary.run_id, stamp)
+                    live[run.summary.run_id] = run  # completed twice in one batch: its latest version
         try:
             if self.specs.specs:
-                verdicts = self._judge(list(completed_at))
+                verdicts = self._judge(list(live.values()))
                 now = time.monotonic()
                 self.stats.lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
         except Exception:
@@ -187,13 +190,19 @@ class OnlineScorer:
             with self._lock:
                 self._pending -= traces
 
-    def _judge(self, run_ids: list[str]) -> list[Verdict]:
-        runs = complete_runs(self._con, run_ids=run_ids)
+    def _judge(self, runs: list[LiveRun]) -> list[Verdict]:
+        """Runs within one trace are judged from what the writer handed over; runs over several traces
+        are read back from the store, which holds all of them (complete ones only)."""
+        spanning = spanning_other_traces(self._con, runs)
+        evidence = live_evidence(self._con, [r for r in runs if r.summary.run_id not in spanning])
+        stored_ids = sorted(spanning)
+        if stored_ids:
+            evidence.extend(load_evidence(self._con, complete_runs(self._con, run_ids=stored_ids)))
         specs = self.specs.specs
         verdicts: list[Verdict] = []
-        for evidence in load_evidence(self._con, runs):
-            verdicts.extend(score_evidence(specs, evidence))
-        self._deliver([run for run, _, _, _ in runs], verdicts)
+        for run_evidence in evidence:
+            verdicts.extend(score_evidence(specs, run_evidence))
+        self._deliver([e.run for e in evidence], verdicts)
         return verdicts
 
     def _deliver(self, runs: list[Run], verdicts: list[Verdict]) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
+from collector._live_evidence import LiveRun, live_runs
 from collector._model import Span
 from collector._recognise import recognise
 from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
@@ -30,6 +31,7 @@ from collector._rows import (
 )
 from collector._stored_spans import load_traces
 from collector._tracker import Recognised, TraceState, Tracker
+from scoring._arrow_view import register_arrow
 
 log = logging.getLogger("tracescore.writer")
 
@@ -77,10 +79,11 @@ class WriterStats:
 @dataclass(frozen=True, slots=True)
 class CompletedTrace:
     trace_id: str
-    run_ids: tuple[str, ...]
     version: int
     # (tool name, duration in ms, errored) of each execution, for the latency metrics.
     tool_durations: tuple[tuple[str, float, bool], ...] = ()
+    # Its runs as just committed: online scoring judges them without reading them back.
+    runs: tuple[LiveRun, ...] = ()
 
 
 @dataclass(slots=True)
@@ -311,7 +314,7 @@ class Writer:
         if rows.num_rows == 0:
             return 0
         view = f"_batch_{table_name}"
-        self._con.register(view, rows)
+        register_arrow(self._con, view, rows)
         try:
             verb = "INSERT OR IGNORE INTO" if ignore_existing else "INSERT INTO"
             columns = ", ".join(rows.column_names)
@@ -370,7 +373,6 @@ class Writer:
                 completed.append(
                     CompletedTrace(
                         state.trace_id,
-                        tuple(r.run_id for r in resolution.runs),
                         state.version + 1,
                         tuple(
                             (
@@ -380,6 +382,7 @@ class Writer:
                             )
                             for e in resolution.executions
                         ),
+                        live_runs(resolution, state.version + 1, state.min_seq, state.max_seq),
                     )
                 )
             replaced = [s.trace_id for s in due if s.persisted]

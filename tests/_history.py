@@ -4,6 +4,7 @@ short description of each run: which tools ran, how, at which agent depth, and w
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from collector._database import open_writer
 from collector._model import STATUS_ERROR, Resource, Span
 from collector._recognise import recognise
-from collector._writer import WriteJob, Writer, WriterSettings
+from collector._writer import CompletedTrace, WriteJob, Writer, WriterSettings
 
 START_NS = 1_700_000_000_000_000_000
 AGENTS = ("lead", "member", "helper")  # depth 0, 1, 2: agent paths lead, lead/member, lead/member/helper
@@ -163,11 +164,13 @@ def _loads(text: str | None) -> Any:
         return text
 
 
-def build_history(path: Path, plans: list[RunPlan]) -> None:
+def build_history(
+    path: Path, plans: list[RunPlan], on_complete: Callable[[list[CompletedTrace]], None] | None = None
+) -> None:
     """A tracescore database holding these runs, every one complete."""
     connection = open_writer(path)
     try:
-        writer = Writer(connection, WriterSettings(grace_s=3600))
+        writer = Writer(connection, WriterSettings(grace_s=3600), on_complete)
         answers: list[BaseException | None] = []
         writer.start()
         for index, plan in enumerate(plans):

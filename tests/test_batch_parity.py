@@ -12,6 +12,7 @@ import json
 import math
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from scoring import (
     score_runs,
     store_history,
     store_verdicts,
+    verdict_json,
 )
 from scoring import _batch as batch
 from scoring._batch_plan import not_compiled
@@ -184,6 +186,14 @@ def test_verdicts_equal_the_python_judge(connection: duckdb.DuckDBPyConnection) 
         assert text in reasons
     assert any(c["state"] == "unnamed" for v in verdicts for c in v.detail["reconciliation"]["calls"])
     assert any(v.run_id == "resumed" and v.run_version == 2 for v in verdicts)
+
+
+def test_the_stored_verdict_text_is_the_json_of_to_dict(connection: duckdb.DuckDBPyConnection) -> None:
+    # verdict_json writes the verdict without building to_dict() first (online scoring's hot path).
+    verdicts = list(score_runs(connection, _named(SPECS)))
+    odd = replace(verdicts[0], detail={"values": (1, 2.5, float("nan"), {3: b"x"}, frozenset()), "n": None})
+    for verdict in [*verdicts, odd]:
+        assert verdict_json(verdict) == json.dumps(verdict.to_dict(), separators=(",", ":"), default=str)
 
 
 @pytest.mark.parametrize("index", range(len(SPECS)))

@@ -636,6 +636,29 @@ def test_a_late_span_reopens_the_run_and_versions_its_verdict(live: Live) -> Non
     assert [(v.run_version, v.label) for v in latest_only] == [(2, "pass")]
 
 
+def test_a_run_resumed_in_a_second_trace_is_judged_whole(live: Live) -> None:
+    # Runs are judged from what the writer just committed, unless they continue over several traces
+    # (a paused run resumed later under the same run id): then from the store, which has all of it.
+    task = "online:resumed"
+    first = live.agent.run(task, [(TOOL, {"region": "north"})])
+    (verdict,) = wait_verdicts(live.server, 1, run=first.run_id)
+    assert (verdict["label"], verdict["run_version"]) == ("pass", 1)
+
+    second = live.agent.run(task, [("send_email", {"to": "x"})], run_id=first.run_id)
+    assert second.trace_id != first.trace_id
+    (latest,) = wait_for(
+        lambda: [v for v in verdicts(live.server, run=first.run_id) if v["run_version"] == 2],
+        "the verdict of the resumed run",
+        live.server,
+    )
+    # Judged on both traces: the tool from the first is found, the second's extra tool breaks strict mode.
+    assert (latest["label"], latest["missing_tools"], latest["additional_tools"]) == (
+        "fail",
+        [],
+        ["send_email"],
+    )
+
+
 def spec_status(server: ServeProcess) -> dict[str, Any]:
     return cast(dict[str, Any], get(server, "/api/v1/specs"))
 

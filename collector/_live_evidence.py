@@ -1,0 +1,150 @@
+"""Evidence for online scoring from the resolution the writer has just committed, not read back.
+
+Reading a just-completed run back from the store cost the scorer three queries and a JSON parse of
+every argument, the largest part of scoring a run (bench/README.md). The writer holds the same
+executions and requests it has just stored: for a run with no rows in any other trace (the common
+case) they are the whole run, field for field what `load_evidence` reads (tests/test_live_evidence.py
+compares the two). A run that continues over several traces (an explicit or framework run id reused,
+a paused run resumed later) is read from the store, which holds all of it; one index probe a batch
+tells them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import duckdb
+
+from collector._jsontext import to_json
+from collector._model import Arguments
+from collector._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
+from scoring._definitions import DefinitionLoader
+from scoring._evidence import Evidence, Execution, Request, Run
+
+
+@dataclass(frozen=True, slots=True)
+class LiveRun:
+    """One run of a completed trace, as committed."""
+
+    summary: RunSummary
+    version: int
+    min_seq: int
+    max_seq: int
+    executions: tuple[ResolvedExecution, ...]
+    requests: tuple[ResolvedRequest, ...]
+
+
+def live_runs(resolution: Resolution, version: int, min_seq: int, max_seq: int) -> tuple[LiveRun, ...]:
+    """Every run of one resolved trace, with its executions and requests, as the writer stores them."""
+    executions: dict[str, list[ResolvedExecution]] = {}
+    requests: dict[str, list[ResolvedRequest]] = {}
+    for execution in resolution.executions:
+        executions.setdefault(execution.placement.run_id, []).append(execution)
+    for request in resolution.requests:
+        requests.setdefault(request.placement.run_id, []).append(request)
+    return tuple(
+        LiveRun(
+            summary,
+            version,
+            min_seq,
+            max_seq,
+            tuple(executions.get(summary.run_id, ())),
+            tuple(requests.get(summary.run_id, ())),
+        )
+        for summary in resolution.runs
+    )
+
+
+def spanning_other_traces(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) -> set[str]:
+    """The ids of these runs that also have stored rows in another trace: only the store holds them
+    whole. One probe of run_traces' run_id index for the batch."""
+    if not runs:
+        return set()
+    rows = connection.execute(
+        "SELECT DISTINCT w.run_id FROM (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS "
+        "trace_id) w JOIN run_traces ON run_traces.run_id = w.run_id WHERE run_traces.trace_id <> w.trace_id",
+        [[r.summary.run_id for r in runs], [r.summary.trace_id for r in runs]],
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def _arguments(arguments: Arguments) -> tuple[object, bool]:
+    # As stored: the text as received when it parsed (its value is what reading it back gives), the
+    # value's JSON otherwise; absent or unparseable arguments have no value.
+    text = arguments.json_text()
+    if text is None:
+        return None, arguments.raw is None
+    if text is arguments.raw:
+        return arguments.value, True
+    return json.loads(text), True
+
+
+def _execution(resolved: ResolvedExecution) -> Execution:
+    e = resolved.execution
+    value, valid = _arguments(e.arguments)
+    return Execution(
+        e.span_id,
+        e.tool_name,
+        value,
+        valid,
+        e.error,
+        e.paused,
+        e.from_history,
+        (e.end_ns - e.start_ns) / 1e6,
+        resolved.placement.agent_path,
+        resolved.call_id,
+        start_ns=e.start_ns,
+        end_ns=e.end_ns,
+        call_id_source=resolved.call_id_source,
+    )
+
+
+def _request(resolved: ResolvedRequest) -> Request:
+    r = resolved.request
+    return Request(
+        r.tool_name,
+        r.call_id,
+        resolved.execution_span_id is not None,
+        resolved.placement.agent_path,
+        r.span_id,
+        r.position,
+        resolved.round,
+        resolved.execution_span_id,
+        r.encoding,
+    )
+
+
+def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) -> list[Evidence]:
+    """Evidence for each run, ordered as `load_evidence` orders rows (executions by start then span
+    id, requests by request time then position); tool definitions still load from the store, and only
+    when a spec asks for them."""
+    loader = DefinitionLoader(
+        connection, {r.summary.run_id: ([r.summary.trace_id], r.min_seq, r.max_seq) for r in runs}
+    )
+    evidence = []
+    for live in runs:
+        s = live.summary
+        run = Run(
+            run_id=s.run_id,
+            trace_id=s.trace_id,
+            task_id=s.task_id,
+            service_name=s.service_name,
+            agent_name=s.agent_name,
+            session_id=s.session_id,
+            version=live.version,
+            # Through JSON as stored: values JSON cannot hold (bytes, NaN) become what reading gives.
+            attributes=json.loads(to_json(s.attributes) or "{}") if s.attributes else {},
+            root_span_id=s.root_span_id,
+        )
+        executions = sorted(live.executions, key=lambda e: (e.execution.start_ns, e.execution.span_id))
+        requests = sorted(live.requests, key=lambda r: (r.request.requested_ns, r.request.position))
+        evidence.append(
+            Evidence(
+                run,
+                tuple(_execution(e) for e in executions),
+                tuple(_request(r) for r in requests),
+                loader.source(s.run_id),
+            )
+        )
+    return evidence
