@@ -162,6 +162,7 @@ class Ingest:
 
     async def export(self, decoded: DecodedRequest) -> None:
         """Store the request's good spans; returns once they are committed (raises StoreUnavailable)."""
+        arrived = time.monotonic()
         if _from_line.get():
             _from_line.set(False)
             if self._let_in_at:
@@ -180,7 +181,7 @@ class Ingest:
             loop.call_soon_threadsafe(_settle, committed, error)
 
         recognised = [recognise(span) for span in spans]
-        self._writer.submit(WriteJob(spans, recognised, done))
+        self._writer.submit(WriteJob(spans, recognised, done, arrived))
         try:
             await committed
         finally:

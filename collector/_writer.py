@@ -47,6 +47,9 @@ class WriteJob:
     spans: list[Span]
     recognised: list[Recognised]
     done: Done
+    # When the spans were handed over: a run's grace period counts from its spans' arrival, not from
+    # the commit that follows (which waits for the batch under load).
+    submitted_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,16 +221,16 @@ class Writer:
 
     def _write(self, jobs: list[WriteJob]) -> None:
         seq = self._next_seq
-        unique: dict[tuple[str, str], tuple[Span, Recognised]] = {}
+        unique: dict[tuple[str, str], tuple[Span, Recognised, float]] = {}
         for job in jobs:
             for span, item in zip(job.spans, job.recognised, strict=True):
-                unique.setdefault((span.trace_id, span.span_id), (span, item))
+                unique.setdefault((span.trace_id, span.span_id), (span, item, job.submitted_at))
         total = sum(len(job.spans) for job in jobs)
         traces = self._tracker.traces
-        fresh: list[tuple[Span, Recognised]] = []
+        fresh: list[tuple[Span, Recognised, float]] = []
         unknown: set[str] = set()
         reopened: set[str] = set()
-        for (trace_id, span_id), pair in unique.items():
+        for (trace_id, span_id), entry in unique.items():
             state = traces.get(trace_id)
             if state is None:
                 unknown.add(trace_id)
@@ -235,14 +238,14 @@ class Writer:
                 continue  # a re-send: already stored
             elif not state.is_open:
                 reopened.add(trace_id)
-            fresh.append(pair)
+            fresh.append(entry)
         completed_before: set[str] = set()
         try:
             if unknown:
                 completed_before, stored_ids = self._stored_span_ids(unknown)
                 if stored_ids:
-                    fresh = [(s, i) for s, i in fresh if (s.trace_id, s.span_id) not in stored_ids]
-            table = spans_table([span for span, _ in fresh], seq, int(time.time() * 1e6))
+                    fresh = [e for e in fresh if (e[0].trace_id, e[0].span_id) not in stored_ids]
+            table = spans_table([span for span, _, _ in fresh], seq, int(time.time() * 1e6))
             self._con.begin()
             stored = self._insert("spans", table)
             if reopened:
@@ -262,9 +265,8 @@ class Writer:
         self.stats.batches += 1
         self.stats.spans_stored += stored
         self.stats.spans_duplicate += total - stored
-        now = time.monotonic()
-        for span, item in fresh:
-            self._tracker.add(span.trace_id, item, seq, now)
+        for span, item, arrived in fresh:
+            self._tracker.add(span.trace_id, item, seq, arrived)
         # What the lookup above learnt: these traces have no stored runs, so completing them needs no
         # second look (only this writer stores runs, and the traces are in memory from now on).
         for trace_id in unknown - completed_before:
