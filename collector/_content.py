@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+import orjson
 
 from collector._model import NO_ARGUMENTS, Arguments
 
@@ -16,8 +19,21 @@ def _no_constants(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 
+# orjson reads integers beyond 64 bits as floats (inexact): text with a run of 19 digits or more is
+# read by the json module, which keeps every integer exact.
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
 def strict_loads(text: str) -> Any:
-    """json.loads without Python's NaN/Infinity extension: what it accepts, DuckDB's JSON type accepts."""
+    """json.loads without Python's NaN/Infinity extension: what it accepts, DuckDB's JSON type accepts.
+
+    orjson reads it ~4x faster (arguments and chat messages on every span); what orjson refuses (lone
+    surrogates, numbers beyond a double) and long numbers are left to the json module, which decides."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     return _DECODER.decode(text)
 
 

@@ -6,6 +6,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 _COMPACT = (",", ":")
 # Built once: json.dumps with any keyword argument builds a new encoder on every call, which cost more
 # than the encoding itself for a span's attributes.
@@ -28,6 +30,18 @@ def to_json(value: Any) -> str | None:
     """Compact JSON text of a value, or None (SQL NULL) for None."""
     if value is None:
         return None
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # integers beyond 64 bits, keys that are not text, lone surrogates, other types
+        return _stdlib(value)
+    # orjson writes NaN and the infinities as null; the json module path keeps them (as strings). A null
+    # that was a None takes the slower path too, with the same result.
+    if b"null" in text:
+        return _stdlib(value)
+    return text.decode()
+
+
+def _stdlib(value: Any) -> str:
     try:
         return _STRICT.encode(value)
     except (ValueError, TypeError):

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
+import orjson
+
 VERDICT_SCHEMA_VERSION = 1
 
 Label = Literal["pass", "fail", "error"]
@@ -57,10 +59,14 @@ class Verdict:
 
 
 def verdict_text(verdict: Verdict) -> str:
-    """Compact JSON of `to_dict()`, written without building it: JSON writes tuples and dicts as they
-    are, so only dataclasses (check results) need turning into dicts, which the encoder asks for.
-    Online scoring writes one for every verdict; this is ~4x cheaper than encoding `to_dict()`."""
-    return _ENCODER.encode({name: getattr(verdict, name) for name in _VERDICT_FIELDS})
+    """Compact JSON of `to_dict()`, written without building it. Online scoring writes one for every
+    verdict (~1.5 kB with its reconciliation): orjson writes the dataclasses as they are, ~10x faster
+    than encoding `to_dict()`; what it cannot write (integers beyond 64 bits in a spec's arguments)
+    goes through the json module, which asks only for the check results."""
+    try:
+        return orjson.dumps(verdict, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return _ENCODER.encode({name: getattr(verdict, name) for name in _VERDICT_FIELDS})
 
 
 def _jsonable(value: Any) -> Any:
