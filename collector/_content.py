@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -20,18 +19,24 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 
 # orjson reads integers beyond 64 bits as floats (inexact): text with a run of 19 digits or more is
-# read by the json module, which keeps every integer exact.
-_LONG_NUMBER = re.compile(r"\d{19}")
+# read by the json module, which keeps every integer exact. Found by mapping every digit to 0 and
+# looking for 19 zeros: ~1 us for a chat message, where a regex search took longer than the parse.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
 
 
 def strict_loads(text: str) -> Any:
     """json.loads without Python's NaN/Infinity extension: what it accepts, DuckDB's JSON type accepts.
 
-    orjson reads it ~4x faster (arguments and chat messages on every span); what orjson refuses (lone
+    orjson reads it ~3x faster (arguments and chat messages on every span); what orjson refuses (lone
     surrogates, numbers beyond a double) and long numbers are left to the json module, which decides."""
-    if _LONG_NUMBER.search(text) is None:
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: orjson refuses those
+        return _DECODER.decode(text)
+    if _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO):
         try:
-            return orjson.loads(text)
+            return orjson.loads(data)
         except orjson.JSONDecodeError:
             pass
     return _DECODER.decode(text)

@@ -54,6 +54,8 @@ class VerdictHub:
 
     def publish(self, verdicts: Iterable[Verdict], texts: Iterable[str] | None = None) -> None:
         """Thread-safe: hands the verdicts (with their `verdict_json`, when known) to the event loop."""
+        if not self._subscriptions:  # read from another thread: a watcher subscribing now gets the next
+            return
         verdicts = list(verdicts)
         if texts is None:
             texts = [verdict_json(v) for v in verdicts]

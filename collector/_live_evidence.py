@@ -12,7 +12,9 @@ tells them apart.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import duckdb
 
@@ -80,6 +82,17 @@ def _arguments(arguments: Arguments) -> tuple[object, bool]:
     return json.loads(text), True
 
 
+_STORED_AS_IS = (str, int, bool)
+
+
+def _as_stored(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The run's attributes as reading them back gives: through JSON, unless every value is one JSON
+    keeps as it is (the usual case; a NaN, a list or a nested value takes the round trip)."""
+    if all(type(v) in _STORED_AS_IS or (type(v) is float and math.isfinite(v)) for v in attributes.values()):
+        return dict(attributes)
+    return cast(dict[str, Any], json.loads(to_json(attributes) or "{}"))
+
+
 def _execution(resolved: ResolvedExecution) -> Execution:
     e = resolved.execution
     value, valid = _arguments(e.arguments)
@@ -133,8 +146,7 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
             agent_name=s.agent_name,
             session_id=s.session_id,
             version=live.version,
-            # Through JSON as stored: values JSON cannot hold (bytes, NaN) become what reading gives.
-            attributes=json.loads(to_json(s.attributes) or "{}") if s.attributes else {},
+            attributes=_as_stored(s.attributes),
             root_span_id=s.root_span_id,
         )
         executions = sorted(live.executions, key=lambda e: (e.execution.start_ns, e.execution.span_id))

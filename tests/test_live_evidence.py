@@ -57,6 +57,20 @@ def test_live_evidence_is_what_the_store_holds(tmp_path: Path) -> None:
         _assert_same(alone, connection)
 
 
+def test_run_attributes_read_as_stored(tmp_path: Path) -> None:
+    # Values JSON keeps as they are are handed over as they are; others (NaN, lists) as reading gives.
+    plans = [
+        RunPlan((Call("lookup"),), attributes={"tier": "gold", "n": 3, "ok": True, "ratio": 0.5}),
+        RunPlan((Call("lookup"),), attributes={"odd": float("nan"), "tags": ["a", 1], "big": 10**20}),
+    ]
+    runs, connection = _both(tmp_path / "h.duckdb", plans)
+    with connection:
+        attributes = [e.run.attributes for e in live_evidence(connection, runs)]
+        assert {"tier": "gold", "n": 3, "ok": True, "ratio": 0.5}.items() <= attributes[0].items()
+        assert {"odd": "nan", "tags": ["a", 1], "big": 10**20}.items() <= attributes[1].items()
+        _assert_same(runs, connection)
+
+
 def test_tool_definitions_still_load_from_the_store(tmp_path: Path) -> None:
     definitions = (
         '[{"type": "function", "name": "lookup", "description": "find a cutoff", '
