@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TextIO
 
+import orjson
+
 from scoring._aggregate import TaskResult
 from scoring._report import Report
 
@@ -71,8 +73,19 @@ def verdicts_text(verdicts: Sequence[VerdictView]) -> str:
     return "\n".join(out)
 
 
+def indented_json(value: Any) -> str:
+    """JSON indented by two spaces, as every `--format json` prints it. orjson writes it ~15x faster
+    than `json.dumps(indent=2)`, which is pure Python and was 65 of the 73 s `score --format json` took
+    over a million executions (bench/README.md); what orjson cannot write (integers beyond 64 bits)
+    goes through the json module. Text is UTF-8 as is, and NaN, which JSON lacks, is null."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, indent=2, default=str, ensure_ascii=False)
+
+
 def verdicts_json(verdicts: Sequence[VerdictView]) -> str:
-    return json.dumps([v.to_dict() for v in verdicts], indent=2, default=str)
+    return indented_json([v.to_dict() for v in verdicts])
 
 
 def write_verdicts_json(verdicts: Iterable[VerdictView], out: TextIO) -> None:
@@ -81,7 +94,7 @@ def write_verdicts_json(verdicts: Iterable[VerdictView], out: TextIO) -> None:
     indented text with every line after the first indented once more (JSON strings hold no newline)."""
     first = True
     for verdict in verdicts:
-        text = json.dumps(verdict.to_dict(), indent=2, default=str).replace("\n", "\n  ")
+        text = indented_json(verdict.to_dict()).replace("\n", "\n  ")
         out.write(("[\n  " if first else ",\n  ") + text)
         first = False
     out.write("[]\n" if first else "\n]\n")
@@ -146,11 +159,11 @@ def _latency_text(results: Sequence[TaskResult]) -> list[str]:
 
 
 def tasks_json(results: Sequence[TaskResult]) -> str:
-    return json.dumps([r.to_dict() for r in results], indent=2)
+    return indented_json([r.to_dict() for r in results])
 
 
 def report_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, default=str)
+    return indented_json(report.to_dict())
 
 
 _SPARK = " ▁▂▃▄▅▆▇█"
