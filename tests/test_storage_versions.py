@@ -1,0 +1,35 @@
+"""JSON columns are ZSTD-compressed where the file's storage version allows it; a file written in an
+older storage format (a user's, or another tool's) still opens, with the default compression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from collector._database import open_writer
+from scoring import ensure_verdict_schema
+
+TABLES = {"spans", "executions", "tool_requests", "run_traces", "verdicts"}
+
+
+@pytest.mark.parametrize("storage_version", [None, "v1.0.0"])
+def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_version: str | None) -> None:
+    path = tmp_path / "store.duckdb"
+    if storage_version is not None:
+        with duckdb.connect() as connection:
+            connection.execute(f"ATTACH '{path}' AS old (STORAGE_VERSION '{storage_version}')")
+    for _ in range(2):  # created, then opened again as it is
+        connection = open_writer(path)
+        try:
+            ensure_verdict_schema(connection)
+            connection.execute(
+                "INSERT INTO tracescore_state VALUES ('probe', 1) ON CONFLICT DO UPDATE SET value = 1"
+            )
+            tables = {
+                row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+            }
+            assert tables >= TABLES
+        finally:
+            connection.close()
