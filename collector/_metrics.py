@@ -70,6 +70,24 @@ def render_metrics(services: Services) -> str:
         [("", ingest.requests_oversize)],
     )
     metric(
+        "tracescore_checkpoints_total",
+        "counter",
+        "WAL checkpoints into the database file (timer, then at shutdown).",
+        [("", writer.checkpoints)],
+    )
+    metric(
+        "tracescore_checkpoint_seconds_total",
+        "counter",
+        "Time spent checkpointing; writes and run completions wait meanwhile.",
+        [("", writer.checkpoint_seconds)],
+    )
+    metric(
+        "tracescore_last_checkpoint_seconds",
+        "gauge",
+        "How long the latest checkpoint took.",
+        [("", writer.last_checkpoint_seconds)],
+    )
+    metric(
         "tracescore_ingest_queue_spans",
         "gauge",
         "Spans received and waiting for their commit.",

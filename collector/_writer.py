@@ -77,6 +77,10 @@ class WriterStats:
     runs_completed: int = 0
     write_failures: int = 0
     last_error: str | None = None
+    # Writes and run completions wait while a checkpoint runs: the stall an operator sees as lag.
+    checkpoints: int = 0
+    checkpoint_seconds: float = 0.0
+    last_checkpoint_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,7 @@ class _Backlog:
 _STATE_REPLAY_FLOOR = "replay_floor_seq"
 _EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
+_SLOW_CHECKPOINT_S = 0.5
 
 
 class Writer:
@@ -463,7 +468,15 @@ class Writer:
         return len(trace_ids)
 
     def _checkpoint(self) -> None:
+        started = time.monotonic()
         try:
             self._con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
+            return
+        took = time.monotonic() - started
+        self.stats.checkpoints += 1
+        self.stats.checkpoint_seconds += took
+        self.stats.last_checkpoint_seconds = took
+        if took >= _SLOW_CHECKPOINT_S:
+            log.info("checkpoint took %.2f s; writes and run completions waited for it", took)

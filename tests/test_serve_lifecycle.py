@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
@@ -151,3 +152,29 @@ def test_a_resend_after_a_restart_is_not_stored_twice(tmp_path: Path) -> None:
     assert second.stop() == 0
     assert second.query("SELECT count(*), count(DISTINCT span_id) FROM spans") == [(3, 3)]
     assert second.query("SELECT count(*) FROM executions") == [(2,)]
+
+
+def _metric(server: ServeProcess, name: str) -> float:
+    base = f"http://127.0.0.1:{server.http_port}"
+    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            sample, _, value = line.rpartition(" ")
+            if sample == name:
+                return float(value)
+    raise AssertionError(f"{name} is not in /metrics")
+
+
+def test_checkpoints_and_the_time_they_take_are_in_the_metrics(tmp_path: Path) -> None:
+    # While DuckDB checkpoints, writes and run completions wait: operators see how often and how long.
+    server = ServeProcess(tmp_path / "c.duckdb", env={"TRACESCORE_CHECKPOINT_SECONDS": "1"}).start()
+    try:
+        _, spans = _agent_trace(new_trace_id(), tools=3)
+        assert post_json(server.http_url, request(spans)) == (200, {})
+        deadline = time.monotonic() + 30
+        while _metric(server, "tracescore_checkpoints_total") < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _metric(server, "tracescore_checkpoints_total") >= 2
+        total = _metric(server, "tracescore_checkpoint_seconds_total")
+        assert 0 < _metric(server, "tracescore_last_checkpoint_seconds") <= total
+    finally:
+        assert server.stop() == 0, server.log()
