@@ -7,7 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from collector._schema import SCHEMA_VERSION, ZSTD, create_schema_sql
+from collector._schema import SCHEMA_VERSION, create_schema_sql
+from scoring._ddl import execute_ddl
 
 
 class DatabaseError(RuntimeError):
@@ -71,12 +72,7 @@ def open_writer(
     # Automatic checkpoints stall inserts for up to half a second; the writer checkpoints on a timer instead.
     connection.execute("SET checkpoint_threshold = '256MB'")
     for statement in create_schema_sql():
-        try:
-            connection.execute(statement)
-        except duckdb.BinderException:
-            if ZSTD not in statement:
-                raise
-            connection.execute(statement.replace(ZSTD, ""))  # a file from before per-column compression
+        execute_ddl(connection, statement)
     # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
     # (settings are instance-wide; the writer itself only uses registered Arrow batches).
     connection.execute("SET enable_external_access = false")

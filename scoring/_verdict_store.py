@@ -14,12 +14,12 @@ import duckdb
 import pyarrow as pa
 
 from scoring._arrow_view import register_arrow
+from scoring._ddl import execute_ddl
 from scoring._verdict import Verdict, verdict_text
 
 # Verdict JSON is most of what a scoring run writes (~2 kB a verdict with its reconciliation). ZSTD
 # stores it ~4x smaller than DuckDB's default string compression, in half the time (bench/README.md).
-# Files whose storage version predates it get the plain table (see ensure_verdict_schema).
-_ZSTD = " USING COMPRESSION zstd"
+# Files whose storage version predates it get the plain table (scoring/_ddl.py).
 
 DDL = (
     """
@@ -71,12 +71,7 @@ DDL = (
 
 def ensure_verdict_schema(connection: duckdb.DuckDBPyConnection) -> None:
     for statement in DDL:
-        try:
-            connection.execute(statement)
-        except duckdb.BinderException:
-            if _ZSTD not in statement:
-                raise
-            connection.execute(statement.replace(_ZSTD, ""))
+        execute_ddl(connection, statement)
 
 
 _PART_COLUMNS = (
