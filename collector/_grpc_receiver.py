@@ -14,7 +14,6 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from collector._decode_pb import decode_protobuf
 from collector._decoded import UndecodableRequest
 from collector._ingest import Ingest
 from collector._writer import StoreUnavailable
@@ -49,20 +48,18 @@ def export_handler(ingest: Ingest) -> grpc.RpcMethodHandler:
                 grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s)
             )
         try:
-            decoded = decode_protobuf(request)
+            stored = await ingest.store(request, "protobuf")
         except UndecodableRequest as exc:
             ingest.stats.requests_invalid += 1
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), _bad_request_metadata(str(exc)))
-        try:
-            await ingest.export(decoded)
         except StoreUnavailable as exc:
             await context.abort(
                 grpc.StatusCode.UNAVAILABLE, str(exc), _retry_metadata(str(exc), ingest.retry_after_s)
             )
         response = ExportTraceServiceResponse()
-        if decoded.rejected:
-            response.partial_success.rejected_spans = decoded.rejected
-            response.partial_success.error_message = decoded.error_message()[: RESPONSE_LIMIT_BYTES // 2]
+        if stored.rejected:
+            response.partial_success.rejected_spans = stored.rejected
+            response.partial_success.error_message = stored.error_message[: RESPONSE_LIMIT_BYTES // 2]
         return bytes(response.SerializeToString())
 
     return grpc.unary_unary_rpc_method_handler(export)

@@ -17,10 +17,9 @@ from aiohttp import web
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from collector._decode_json import decode_json
-from collector._decode_pb import decode_protobuf
-from collector._decoded import DecodedRequest, UndecodableRequest
+from collector._decoded import UndecodableRequest
 from collector._ingest import Ingest
+from collector._prepare import PreparedRequest
 from collector._writer import StoreUnavailable
 
 PROTOBUF = "application/x-protobuf"
@@ -83,19 +82,19 @@ def _gunzip_capped(body: bytes, limit: int) -> bytes:
     return b"".join(out)
 
 
-def _success(content_type: str, decoded: DecodedRequest) -> web.Response:
+def _success(content_type: str, stored: PreparedRequest) -> web.Response:
     if content_type == JSON:
         document: dict[str, object] = {}
-        if decoded.rejected:
+        if stored.rejected:
             document["partialSuccess"] = {
-                "rejectedSpans": str(decoded.rejected),
-                "errorMessage": decoded.error_message(),
+                "rejectedSpans": str(stored.rejected),
+                "errorMessage": stored.error_message,
             }
         return web.Response(body=json.dumps(document).encode(), content_type=JSON)
     response = ExportTraceServiceResponse()
-    if decoded.rejected:
-        response.partial_success.rejected_spans = decoded.rejected
-        response.partial_success.error_message = decoded.error_message()
+    if stored.rejected:
+        response.partial_success.rejected_spans = stored.rejected
+        response.partial_success.error_message = stored.error_message
     return web.Response(body=bytes(response.SerializeToString()), content_type=PROTOBUF)
 
 
@@ -119,18 +118,16 @@ def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-u
             body = await _read_capped(request, limit)
             if encoding == "gzip":
                 body = _gunzip_capped(body, limit)
-            decoded = decode_protobuf(body) if content_type == PROTOBUF else decode_json(body)
+            stored = await ingest.store(body, "protobuf" if content_type == PROTOBUF else "json")
         except _TooLarge:
             ingest.stats.requests_oversize += 1
             return _error(content_type, 413, 8, f"request is larger than {limit} bytes after decompression")
         except UndecodableRequest as exc:
             ingest.stats.requests_invalid += 1
             return _error(content_type, 400, 3, str(exc))
-        try:
-            await ingest.export(decoded)
         except StoreUnavailable as exc:
             return _error(content_type, 503, 14, str(exc), **{"Retry-After": str(ingest.retry_after_s)})
-        return _success(content_type, decoded)
+        return _success(content_type, stored)
 
     return traces
 

@@ -18,9 +18,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from collector._decoded import DecodedRequest
-from collector._model import OWN_SCOPE
-from collector._recognise import recognise
+from collector._prepare import Encoding, PreparedRequest
+from collector._prepare_pool import Preparer
 from collector._writer import StoreUnavailable, WriteJob, Writer
 
 
@@ -45,6 +44,9 @@ _MAX_WAITING_BYTES = 64 * 1024 * 1024  # gRPC bodies, already received, waiting 
 _MAX_LET_IN = 8  # requests let in from the line and not yet handed to the writer
 _LET_IN_LEASE_S = 1.0  # one that never reaches the writer (bad body, client gone) frees its place
 _TICK_S = 0.01
+# Requests with the decode workers at once: more wait their turn in the line, where the watermark and
+# the deadlines apply, rather than in the workers' queue, where nothing pushes back.
+_MAX_PREPARING_PER_WORKER = 8
 
 # Set in the request's own context when it was let in from the line, so export() can free its place.
 _from_line: contextvars.ContextVar[bool] = contextvars.ContextVar("tracescore_from_line", default=False)
@@ -59,8 +61,11 @@ class Ingest:
         retry_after_s: int,
         max_wait_s: float = MAX_WAIT_S,
         max_deadline_wait_s: float = MAX_DEADLINE_WAIT_S,
+        preparer: Preparer | None = None,
     ) -> None:
         self._writer = writer
+        self.preparer = preparer or Preparer(0)
+        self._max_preparing = _MAX_PREPARING_PER_WORKER * max(1, self.preparer.workers)
         self._max_backlog = max_backlog_spans
         self._max_wait_s = max_wait_s
         self._max_deadline_wait_s = max_deadline_wait_s
@@ -97,11 +102,16 @@ class Ingest:
         holds in memory (a gRPC body), `time_left_s` the client's deadline."""
         _from_line.set(False)
         reason = self._blocked()
-        if reason is None and (self._line or self._writer.backlog_spans >= self._max_backlog):
+        if reason is None and (self._line or not self._has_room()):
             reason = await self._wait_turn(size, time_left_s)
         if reason is not None:
             self.stats.requests_refused += 1
         return reason
+
+    def _has_room(self) -> bool:
+        return (
+            self._writer.backlog_spans < self._max_backlog and self.preparer.in_flight < self._max_preparing
+        )
 
     def _blocked(self) -> str | None:
         if self._closing_reason is not None:
@@ -113,6 +123,7 @@ class Ingest:
     def _full(self) -> str:
         return (
             f"ingest queue is full ({self._writer.backlog_spans} spans waiting to be committed, "
+            f"{self.preparer.in_flight} requests being decoded, "
             f"{len(self._line)} requests waiting their turn)"
         )
 
@@ -146,10 +157,7 @@ class Ingest:
         while self._let_in_at and now - self._let_in_at[0] > _LET_IN_LEASE_S:
             self._let_in_at.popleft()
         everyone = self._blocked() is not None  # they are refused at once rather than kept waiting
-        while self._line and (
-            everyone
-            or (len(self._let_in_at) < _MAX_LET_IN and self._writer.backlog_spans < self._max_backlog)
-        ):
+        while self._line and (everyone or (len(self._let_in_at) < _MAX_LET_IN and self._has_room())):
             turn = self._line.popleft()
             if not turn.done():
                 turn.set_result(None)
@@ -160,19 +168,24 @@ class Ingest:
             self._let_in()
             await asyncio.sleep(_TICK_S)
 
-    async def export(self, decoded: DecodedRequest) -> None:
-        """Store the request's good spans; returns once they are committed (raises StoreUnavailable)."""
+    async def store(self, body: bytes, encoding: Encoding) -> PreparedRequest:
+        """Decode the request (raises UndecodableRequest) and store its good spans; returns once they are
+        committed (raises StoreUnavailable), with what the answer reports."""
         arrived = time.monotonic()
+        prepared = await self.preparer.prepare(body, encoding)
+        await self.export(prepared, arrived)
+        return prepared
+
+    async def export(self, prepared: PreparedRequest, arrived: float) -> None:
         if _from_line.get():
             _from_line.set(False)
             if self._let_in_at:
                 self._let_in_at.popleft()  # its spans count in the backlog from here on
         self.stats.requests += 1
-        self.stats.spans_received += len(decoded.spans) + decoded.rejected
-        self.stats.spans_rejected += decoded.rejected
-        spans = [s for s in decoded.spans if s.resource.scope_name != OWN_SCOPE]
-        self.stats.spans_own_ignored += len(decoded.spans) - len(spans)
-        if not spans:
+        self.stats.spans_received += prepared.received
+        self.stats.spans_rejected += prepared.rejected
+        self.stats.spans_own_ignored += prepared.own_ignored
+        if not prepared.spans:
             return
         loop = asyncio.get_running_loop()
         committed: asyncio.Future[None] = loop.create_future()
@@ -180,8 +193,7 @@ class Ingest:
         def done(error: BaseException | None) -> None:
             loop.call_soon_threadsafe(_settle, committed, error)
 
-        recognised = [recognise(span) for span in spans]
-        self._writer.submit(WriteJob(spans, recognised, done, arrived))
+        self._writer.submit(WriteJob(prepared.spans, done, arrived))
         try:
             await committed
         finally:

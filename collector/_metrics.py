@@ -69,6 +69,31 @@ def render_metrics(services: Services) -> str:
         "Requests over the size limit.",
         [("", ingest.requests_oversize)],
     )
+    preparer = services.ingest.preparer
+    metric(
+        "tracescore_decode_workers",
+        "gauge",
+        "Decode worker processes configured (0: requests are decoded in the server's process).",
+        [("", preparer.workers)],
+    )
+    metric(
+        "tracescore_decode_workers_ready",
+        "gauge",
+        "1 while requests go to the decode workers (0 while they start or restart).",
+        [("", 1 if preparer.ready else 0)],
+    )
+    metric(
+        "tracescore_requests_decoded_total",
+        "counter",
+        "Requests decoded, by where: in a decode worker or in the server's process.",
+        [('{where="worker"}', preparer.prepared_in_workers), ('{where="server"}', preparer.prepared_here)],
+    )
+    metric(
+        "tracescore_decode_worker_restarts_total",
+        "counter",
+        "Times the decode workers were replaced after one died.",
+        [("", preparer.restarts)],
+    )
     metric(
         "tracescore_checkpoints_total",
         "counter",

@@ -8,10 +8,26 @@ object.__setattr__, which on the span hot path cost more than the rest of decodi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 from collector._jsontext import to_json
+
+_T = TypeVar("_T")
+
+
+def compact_pickle(cls: type[_T]) -> type[_T]:
+    """Pickle as (class, field values): what recognition returns crosses from the decode workers
+    (collector/_prepare_pool.py), and the default for slotted dataclasses (a state dict per object, set
+    field by field; Python code for frozen ones) took 19 µs a span to load against 7 this way."""
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    def __reduce__(self: _T) -> tuple[type[_T], tuple[Any, ...]]:
+        return cls, tuple([getattr(self, name) for name in names])
+
+    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
+    return cls
+
 
 # The instrumentation scope of what tracescore itself emits (verdict spans and metrics); spans of this
 # scope that come back through the user's pipeline are recognised and ignored.
@@ -81,6 +97,7 @@ class Span:
         return (self.end_ns - self.start_ns) / 1e6
 
 
+@compact_pickle
 @dataclass(slots=True)
 class Arguments:
     """Tool-call arguments as received: parsed JSON when possible, the raw text kept and flagged otherwise.
@@ -110,6 +127,7 @@ class Arguments:
 NO_ARGUMENTS = Arguments()
 
 
+@compact_pickle
 @dataclass(slots=True)
 class ToolExecution:
     """What recognition reads off one tool-execution span (run fields are resolved later, per trace)."""
@@ -134,6 +152,7 @@ class ToolExecution:
     scope_name: str
 
 
+@compact_pickle
 @dataclass(slots=True)
 class ToolRequest:
     """A tool call the model asked for on a chat span (request-side evidence: never satisfies a check)."""
@@ -148,6 +167,7 @@ class ToolRequest:
     encoding: str
 
 
+@compact_pickle
 @dataclass(slots=True)
 class AgentInfo:
     """What run resolution needs from a span that is an agent invocation."""
@@ -156,6 +176,7 @@ class AgentInfo:
     run_id: str | None
 
 
+@compact_pickle
 @dataclass(slots=True)
 class SpanNode:
     """The slim per-span facts run tracking keeps in memory for an open trace."""

@@ -29,9 +29,10 @@ from collector._http_receiver import build_app, start_http
 from collector._hub import VerdictHub
 from collector._ingest import Ingest
 from collector._online import OnlineScorer
+from collector._prepare_pool import Preparer, auto_workers
 from collector._security import Security, TokenInterceptor, http_middleware
 from collector._services import Services
-from collector._settings import ServeSettings
+from collector._settings import AUTO_WORKERS, ServeSettings
 from collector._spec_source import SpecSource
 from collector._verdict_export import ExportSettings, VerdictExporter
 from collector._writer import CompletedTrace, Writer, WriterSettings
@@ -113,8 +114,14 @@ async def start(settings: ServeSettings) -> Running:
     if online is not None:
         online.start()
     writer.start()
+    workers = auto_workers() if settings.decode_workers == AUTO_WORKERS else settings.decode_workers
+    preparer = Preparer(workers, GC_THRESHOLDS)
+    preparer.start()
     ingest = Ingest(
-        writer, max_backlog_spans=settings.max_backlog_spans, retry_after_s=settings.retry_after_seconds
+        writer,
+        max_backlog_spans=settings.max_backlog_spans,
+        retry_after_s=settings.retry_after_seconds,
+        preparer=preparer,
     )
     services = Services(connection, writer, ingest, specs, hub, online)
     security = Security(
@@ -178,6 +185,7 @@ def _host(host: str) -> str:
 
 def _stop_storage(services: Services, exporter: VerdictExporter | None) -> None:
     """Drain and complete (writer), then score what completed (online), then flush the export."""
+    services.ingest.preparer.close()  # requests already with the workers come back, and are refused
     services.writer.stop()
     if services.online is not None:
         services.online.stop()

@@ -81,6 +81,9 @@ class Setting:
         return self.name
 
 
+AUTO_WORKERS = -1  # decode workers: one per core beyond the first (collector/_prepare_pool.py)
+
+
 @dataclass(frozen=True, slots=True)
 class ServeSettings:
     db: Path = Path("tracescore.duckdb")
@@ -92,6 +95,7 @@ class ServeSettings:
     max_backlog_spans: int = 200_000
     retry_after_seconds: int = 1
     checkpoint_seconds: float = 60.0
+    decode_workers: int = AUTO_WORKERS
     memory_limit: str = ""
     insecure_listen: bool = False
     auth_token: str = ""
@@ -112,6 +116,18 @@ class ServeSettings:
     @property
     def max_request_bytes(self) -> int:
         return self.max_request_mib * MIB
+
+
+def parse_workers(text: str) -> int:
+    if text.strip().lower() == "auto":
+        return AUTO_WORKERS
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected auto or a whole number from 0, got {text!r}") from None
+    if value < 0:
+        raise ValueError(f"must be auto or a whole number from 0, got {text!r}")
+    return value
 
 
 def _bool(text: str) -> bool:
@@ -196,6 +212,14 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _positive_float,
         "how often the WAL is checkpointed into the database file",
         "60",
+    ),
+    Setting(
+        "decode_workers",
+        "TRACESCORE_DECODE_WORKERS",
+        parse_workers,
+        "processes that decode and recognise OTLP requests beside the server (auto: one per core "
+        "beyond the first, at most 4; 0: in the server's process)",
+        "auto",
     ),
     Setting(
         "memory_limit",

@@ -12,7 +12,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from collector._model import SpanNode, ToolExecution, ToolRequest
+from collector._model import SpanNode, ToolExecution, ToolRequest, compact_pickle
 
 
 @dataclass(slots=True)
@@ -33,6 +33,7 @@ class TraceState:
     completed_at: float = 0.0
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Recognised:
     """One span as the ingest step hands it to the tracker."""

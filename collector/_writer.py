@@ -19,15 +19,15 @@ import duckdb
 import pyarrow as pa
 
 from collector._live_evidence import LiveRun, live_runs
-from collector._model import Span
+from collector._prepare import PreparedSpans, stamped
 from collector._recognise import recognise
 from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector._rows import (
     EXECUTION_EXPRESSIONS,
+    SPAN_SCHEMA,
     executions_table,
     requests_table,
     run_traces_table,
-    spans_table,
 )
 from collector._stored_spans import load_traces
 from collector._tracker import Recognised, TraceState, Tracker
@@ -44,8 +44,7 @@ class StoreUnavailable(RuntimeError):
 
 @dataclass(slots=True)
 class WriteJob:
-    spans: list[Span]
-    recognised: list[Recognised]
+    spans: PreparedSpans
     done: Done
     # When the spans were handed over: a run's grace period counts from its spans' arrival, not from
     # the commit that follows (which waits for the batch under load).
@@ -103,10 +102,26 @@ class _Backlog:
             self.spans += n
 
 
+# A span to store: its (trace id, span id), then (job, row in the job's table, recognised, arrival).
+_Fresh = tuple[tuple[str, str], tuple[int, int, Recognised, float]]
+
 _STATE_REPLAY_FLOOR = "replay_floor_seq"
 _EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
 _SLOW_CHECKPOINT_S = 0.5
+
+
+def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
+    """The rows of these spans, taken from their jobs' tables (whole tables when nothing was dropped)."""
+    wanted: list[list[int]] = [[] for _ in jobs]
+    for _, (j, row, _, _) in fresh:
+        wanted[j].append(row)
+    parts = [
+        job.spans.rows if len(rows) == job.spans.rows.num_rows else job.spans.rows.take(rows)
+        for job, rows in zip(jobs, wanted, strict=True)
+        if rows
+    ]
+    return pa.concat_tables(parts) if parts else SPAN_SCHEMA.empty_table()
 
 
 class Writer:
@@ -226,16 +241,18 @@ class Writer:
 
     def _write(self, jobs: list[WriteJob]) -> None:
         seq = self._next_seq
-        unique: dict[tuple[str, str], tuple[Span, Recognised, float]] = {}
-        for job in jobs:
-            for span, item in zip(job.spans, job.recognised, strict=True):
-                unique.setdefault((span.trace_id, span.span_id), (span, item, job.submitted_at))
+        # Each span once, by (trace id, span id): where its row is (job, row) and what it was recognised as.
+        unique: dict[tuple[str, str], tuple[int, int, Recognised, float]] = {}
+        for j, job in enumerate(jobs):
+            for row, (key, item) in enumerate(zip(job.spans.keys, job.spans.recognised, strict=True)):
+                unique.setdefault(key, (j, row, item, job.submitted_at))
         total = sum(len(job.spans) for job in jobs)
         traces = self._tracker.traces
-        fresh: list[tuple[Span, Recognised, float]] = []
+        fresh: list[_Fresh] = []
         unknown: set[str] = set()
         reopened: set[str] = set()
-        for (trace_id, span_id), entry in unique.items():
+        for key, entry in unique.items():
+            trace_id, span_id = key
             state = traces.get(trace_id)
             if state is None:
                 unknown.add(trace_id)
@@ -243,14 +260,14 @@ class Writer:
                 continue  # a re-send: already stored
             elif not state.is_open:
                 reopened.add(trace_id)
-            fresh.append(entry)
+            fresh.append((key, entry))
         completed_before: set[str] = set()
         try:
             if unknown:
                 completed_before, stored_ids = self._stored_span_ids(unknown)
                 if stored_ids:
-                    fresh = [e for e in fresh if (e[0].trace_id, e[0].span_id) not in stored_ids]
-            table = spans_table([span for span, _, _ in fresh], seq, int(time.time() * 1e6))
+                    fresh = [e for e in fresh if e[0] not in stored_ids]
+            table = stamped(_rows_of(jobs, fresh), seq, int(time.time() * 1e6))
             self._con.begin()
             stored = self._insert("spans", table)
             if reopened:
@@ -270,8 +287,8 @@ class Writer:
         self.stats.batches += 1
         self.stats.spans_stored += stored
         self.stats.spans_duplicate += total - stored
-        for span, item, arrived in fresh:
-            self._tracker.add(span.trace_id, item, seq, arrived)
+        for (trace_id, _), (_, _, item, arrived) in fresh:
+            self._tracker.add(trace_id, item, seq, arrived)
         # What the lookup above learnt: these traces have no stored runs, so completing them needs no
         # second look (only this writer stores runs, and the traces are in memory from now on).
         for trace_id in unknown - completed_before:

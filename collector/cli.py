@@ -23,6 +23,7 @@ from collector._settings import (
     SERVE_SETTINGS,
     SettingError,
     parse_address,
+    parse_workers,
     resolve_serve_settings,
 )
 from collector._sql import SqlRefused
@@ -37,6 +38,13 @@ if TYPE_CHECKING:
 def _address(text: str) -> object:
     try:
         return parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _workers(text: str) -> int:
+    try:
+        return parse_workers(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
@@ -118,6 +126,14 @@ def _serve_parser(sub: Subparsers) -> None:
         dest="retry_after_seconds",
         type=int,
         help=f"back-off asked of clients on overload (default 1; {env['retry_after_seconds']})",
+    )
+    p.add_argument(
+        "--decode-workers",
+        dest="decode_workers",
+        type=_workers,
+        metavar="N|auto",
+        help="processes decoding OTLP requests beside the server; 0 decodes in the server's process "
+        f"(default auto: one per core beyond the first, at most 4; {env['decode_workers']})",
     )
     p.add_argument("--memory-limit", dest="memory_limit", help=f"DuckDB memory_limit ({env['memory_limit']})")
     p.add_argument(

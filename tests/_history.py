@@ -11,7 +11,7 @@ from typing import Any
 
 from collector._database import open_writer
 from collector._model import STATUS_ERROR, Resource, Span
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import CompletedTrace, WriteJob, Writer, WriterSettings
 
 START_NS = 1_700_000_000_000_000_000
@@ -175,7 +175,7 @@ def build_history(
         writer.start()
         for index, plan in enumerate(plans):
             spans = run_spans(index, plan)
-            writer.submit(WriteJob(spans, [recognise(s) for s in spans], answers.append))
+            writer.submit(WriteJob(prepare_spans(spans), answers.append))
         writer.stop()  # completes every open run
         assert answers == [None] * len(plans), answers
     finally:

@@ -36,7 +36,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from collector import decode_json, decode_protobuf
 from collector._database import open_writer
 from collector._decoded import DecodedRequest, UndecodableRequest
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import WriteJob, Writer, WriterSettings
 from scoring import Evidence, Execution, Run, Spec, SpecError, ToolDefinition, judge, load_specs
 
@@ -91,7 +91,7 @@ def _store(writer: Writer, decoded: DecodedRequest) -> None:
     if not decoded.spans:
         return
     answers: list[BaseException | None] = []
-    job = WriteJob(decoded.spans, [recognise(s) for s in decoded.spans], answers.append)
+    job = WriteJob(prepare_spans(decoded.spans), answers.append)
     writer._write([job])
     writer._complete(time.monotonic(), force=True)
     assert answers == [None], answers

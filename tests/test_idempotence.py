@@ -20,7 +20,7 @@ import pytest
 
 from collector._database import open_writer
 from collector._model import Resource, Span
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import WriteJob, Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
@@ -53,7 +53,7 @@ def _span(trace_id: str, span_id: str, parent: str | None = None) -> Span:
 
 
 def _job(spans: list[Span], answers: list[BaseException | None]) -> WriteJob:
-    return WriteJob(spans, [recognise(s) for s in spans], answers.append)
+    return WriteJob(prepare_spans(spans), answers.append)
 
 
 @pytest.fixture

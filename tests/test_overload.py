@@ -31,7 +31,7 @@ from collector._grpc_receiver import start_grpc
 from collector._http_receiver import build_app, start_http
 from collector._ingest import Ingest
 from collector._model import Resource, Span
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import WriteJob, Writer, WriterSettings
 from tests._raw import EXPORT
 
@@ -63,7 +63,7 @@ def _stuck_ingest(tmp_path: Path) -> Ingest:
         links=(),
         resource=Resource({}, "", ""),
     )
-    writer.submit(WriteJob([span], [recognise(span)], lambda error: None))
+    writer.submit(WriteJob(prepare_spans([span]), lambda error: None))
     return Ingest(writer, max_backlog_spans=1, retry_after_s=2, max_wait_s=0.05, max_deadline_wait_s=0.05)
 
 

@@ -39,7 +39,7 @@ from collector._http_receiver import build_app, start_http
 from collector._ingest import Ingest
 from collector._model import Resource
 from collector._model import Span as DomainSpan
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import WriteJob, Writer, WriterSettings
 from tests import _otel
 from tests._server import ServeProcess
@@ -819,7 +819,7 @@ def _stuck_ingest(connection: duckdb.DuckDBPyConnection) -> Ingest:
         links=(),
         resource=Resource({}, "", ""),
     )
-    writer.submit(WriteJob([span], [recognise(span)], lambda error: None))
+    writer.submit(WriteJob(prepare_spans([span]), lambda error: None))
     # A writer that never runs never makes room: waiting for a turn would only slow the test.
     return Ingest(writer, max_backlog_spans=1, retry_after_s=3, max_wait_s=0.05, max_deadline_wait_s=0.05)
 

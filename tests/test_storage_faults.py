@@ -26,7 +26,7 @@ import pytest
 from collector._database import open_writer
 from collector._ingest import Ingest
 from collector._model import Resource, Span
-from collector._recognise import recognise
+from collector._prepare import prepare_spans
 from collector._writer import StoreUnavailable, WriteJob, Writer, WriterSettings
 from tests._raw import GrpcSender, get_json, post_http, request
 from tests._server import ServeProcess
@@ -155,7 +155,7 @@ def test_an_io_error_at_commit_refuses_the_whole_batch_and_recovers(tmp_path: Pa
 
     def submit(name: str) -> None:
         spans = [_span(f"{name}-{i}", os.urandom(16).hex()) for i in range(3)]
-        writer.submit(WriteJob(spans, [recognise(s) for s in spans], lambda e: answers.__setitem__(name, e)))
+        writer.submit(WriteJob(prepare_spans(spans), lambda e: answers.__setitem__(name, e)))
 
     try:
         flaky.failing = True

@@ -1,0 +1,86 @@
+"""A request's spans made ready for the writer: decoded, recognised and turned into rows.
+
+This is most of the Python work of ingest (bench/README.md), and none of it needs the writer's state,
+so it can run in a decode worker process (collector/_prepare_pool.py) as well as in the server's own.
+What comes out crosses the process boundary: the rows as an Arrow table, recognition's records
+pickled compactly (collector/_model.py `compact_pickle`), and the counts the receivers answer with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import pyarrow as pa
+
+from collector._decode_json import decode_json
+from collector._decode_pb import decode_protobuf
+from collector._decoded import DecodedRequest
+from collector._model import OWN_SCOPE, Span
+from collector._recognise import recognise
+from collector._rows import SPAN_SCHEMA, spans_table
+from collector._tracker import Recognised
+
+Encoding = Literal["protobuf", "json"]
+
+_SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")
+_RECEIVED_AT = SPAN_SCHEMA.get_field_index("received_at")
+
+
+@dataclass(slots=True)
+class PreparedSpans:
+    """Spans as the writer takes them: their (trace id, span id), what recognition read off each, and
+    their rows (ingest sequence and arrival time are the writer's to stamp: see `stamped`)."""
+
+    keys: list[tuple[str, str]]
+    recognised: list[Recognised]
+    rows: pa.Table
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def prepare_spans(spans: Sequence[Span]) -> PreparedSpans:
+    return PreparedSpans(
+        [(s.trace_id, s.span_id) for s in spans], [recognise(s) for s in spans], spans_table(spans, 0, 0)
+    )
+
+
+def stamped(rows: pa.Table, seq: int, received_us: int) -> pa.Table:
+    """The rows with the writer's ingest sequence number and arrival time."""
+    n = rows.num_rows
+    rows = rows.set_column(
+        _SEQ, SPAN_SCHEMA.field(_SEQ), pa.repeat(pa.scalar(seq, SPAN_SCHEMA.field(_SEQ).type), n)
+    )
+    field = SPAN_SCHEMA.field(_RECEIVED_AT)
+    return rows.set_column(_RECEIVED_AT, field, pa.repeat(pa.scalar(received_us, field.type), n))
+
+
+@dataclass(slots=True)
+class PreparedRequest:
+    """One OTLP request, ready: its spans for the writer (those tracescore emitted itself left out) and
+    what the receivers answer and count."""
+
+    spans: PreparedSpans
+    received: int  # every span in the request, good or rejected
+    rejected: int
+    own_ignored: int
+    error_message: str  # the partial_success message when spans were rejected
+
+
+def prepare_decoded(decoded: DecodedRequest) -> PreparedRequest:
+    spans = [s for s in decoded.spans if s.resource.scope_name != OWN_SCOPE]
+    return PreparedRequest(
+        prepare_spans(spans),
+        received=len(decoded.spans) + decoded.rejected,
+        rejected=decoded.rejected,
+        own_ignored=len(decoded.spans) - len(spans),
+        error_message=decoded.error_message() if decoded.rejected else "",
+    )
+
+
+def prepare_request(body: bytes, encoding: Encoding) -> PreparedRequest:
+    """Decode (raises UndecodableRequest), recognise and build rows: a decode worker's one job."""
+    decoded = decode_protobuf(body) if encoding == "protobuf" else decode_json(body)
+    return prepare_decoded(decoded)

@@ -1,0 +1,168 @@
+"""Decode workers: processes that prepare OTLP requests (collector/_prepare.py) beside the server.
+
+One Python process runs one thread of Python at a time, and decoding and recognition were about half
+of it; in worker processes they run on the other cores, and the server keeps its interpreter for
+committing, completing and scoring runs (figures in bench/README.md).
+
+Workers start in the background: until they answer, requests are prepared in the server's own
+process, so start-up is no slower. A worker that dies (killed, out of memory) costs no request: the
+one it held is prepared in-process, and a new pool starts behind it. Workers are spawned, not forked:
+the server already runs gRPC's and DuckDB's threads, which a fork does not carry over safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from collector._prepare import Encoding, PreparedRequest, prepare_request
+
+log = logging.getLogger("tracescore.ingest")
+
+MAX_AUTO_WORKERS = 4
+_PARENT_CHECK_S = 0.5
+
+
+def auto_workers() -> int:
+    """One worker per core this process may use beyond the first (the server's), at most four."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(0, min(MAX_AUTO_WORKERS, cores - 1))
+
+
+def _worker_init(gc_thresholds: tuple[int, int, int]) -> None:
+    # Ctrl-C reaches the whole process group; the server stops its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*gc_thresholds)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A server killed outright (SIGKILL, OOM) cannot stop its workers, and they would wait for work
+    forever (each holds both ends of its task queue, so it never sees the server go): they look."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_CHECK_S)
+    os._exit(0)
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+@contextlib.contextmanager
+def _bare_main_module() -> Iterator[None]:
+    """A spawned process first imports its parent's main module, in case the parent pickled something
+    defined there. tracescore's is the whole CLI (~1.1 s of CPU and ~60 MB a worker, measured), and
+    nothing a worker runs lives there; the pool spawns its workers while this holds (in `start`)."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
+
+
+class Preparer:
+    """Prepares requests in worker processes once they are up, in the caller's process until then (and
+    always, with no workers)."""
+
+    def __init__(self, workers: int, gc_thresholds: tuple[int, int, int] = (700, 10, 10)) -> None:
+        self.workers = workers
+        self._gc_thresholds = gc_thresholds
+        self._pool: ProcessPoolExecutor | None = None
+        self._ready = False
+        self._closed = False
+        self.in_flight = 0  # requests handed to a worker and not yet back
+        self.restarts = 0
+        self.prepared_in_workers = 0
+        self.prepared_here = 0
+
+    @property
+    def ready(self) -> bool:
+        """Whether requests go to the workers now."""
+        return self._ready
+
+    def start(self) -> None:
+        if self.workers <= 0 or self._closed:
+            return
+        pool = ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(self._gc_thresholds,),
+        )
+        self._pool, self._ready = pool, False
+        with _bare_main_module():  # each submit spawns a worker until all are up
+            warming = [pool.submit(_ready) for _ in range(self.workers)]
+        remaining = len(warming)
+
+        def warmed(future: Future[int]) -> None:
+            nonlocal remaining
+            remaining -= 1
+            if future.cancelled() or future.exception() is not None:
+                if self._pool is pool and not self._closed:
+                    log.error("decode workers did not start; decoding in the server's process")
+                return
+            if remaining == 0 and self._pool is pool:
+                self._ready = True
+
+        for future in warming:
+            future.add_done_callback(warmed)
+
+    async def prepare(self, body: bytes, encoding: Encoding) -> PreparedRequest:
+        """Decode, recognise and build rows (raises UndecodableRequest for an unreadable body)."""
+        pool = self._pool
+        future = None
+        if pool is not None and self._ready:
+            try:
+                future = pool.submit(prepare_request, body, encoding)
+            except BrokenProcessPool:  # a worker died since the last request
+                self._replace(pool)
+            except RuntimeError:  # shut down meanwhile: the server is stopping
+                pass
+        if future is None:
+            self.prepared_here += 1
+            return prepare_request(body, encoding)
+        self.in_flight += 1
+        broken = False
+        try:
+            return await asyncio.wrap_future(future)  # an undecodable body raises here too
+        except BrokenProcessPool:
+            broken = True
+        finally:
+            self.in_flight -= 1
+            self.prepared_in_workers += not broken
+        assert pool is not None
+        self._replace(pool)
+        self.prepared_here += 1
+        return prepare_request(body, encoding)
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        if self._pool is not broken or self._closed:
+            return  # another request already replaced it
+        log.error("a decode worker died; starting new workers (requests are prepared in-process meanwhile)")
+        self.restarts += 1
+        broken.shutdown(wait=False, cancel_futures=True)
+        self._pool, self._ready = None, False
+        self.start()
+
+    def close(self) -> None:
+        """Stop the workers once the requests they hold are prepared."""
+        self._closed, self._ready = True, False
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None

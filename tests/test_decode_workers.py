@@ -1,0 +1,236 @@
+"""Decode workers (collector/_prepare_pool.py): requests decoded in worker processes are stored exactly as
+those decoded in the server's process, bad input is answered the same way, and a worker that dies, or
+a server killed outright, loses nothing and leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from collector._decoded import UndecodableRequest
+from collector._prepare import prepare_request
+from tests._otel import exporter
+from tests._otlp import new_span_id, new_trace_id, post_json, request, span
+from tests._raw import GrpcSender
+from tests._raw import request as raw_request
+from tests._server import ServeProcess
+
+WORKER = ("--decode-workers", "1")
+
+
+def _metrics(server: ServeProcess) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+def _wait_for(server: ServeProcess, name: str, at_least: float, timeout_s: float = 60.0) -> dict[str, float]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        metrics = _metrics(server)
+        if metrics.get(name, 0.0) >= at_least:
+            return metrics
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{name} stayed below {at_least}: {metrics.get(name)}\n{server.log()}")
+        time.sleep(0.1)
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The server's decode workers (its spawned children, not multiprocessing's resource tracker)."""
+    found = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+        if b"spawn_main" in command and b"resource_tracker" not in command:
+            found.append(int(child))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _agent_run(tracer: trace.Tracer, task: str) -> None:
+    with tracer.start_as_current_span(
+        "invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent", "tracescore.task.id": task}
+    ):
+        for name, arguments in (
+            ("lookup_order", '{"order_id": "A-1", "note": "café ✓"}'),
+            ("refund", "not json"),
+        ):
+            with tracer.start_as_current_span(
+                f"execute_tool {name}",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": name,
+                    "gen_ai.tool.call.arguments": arguments,
+                    "gen_ai.tool.call.id": f"call-{name}",
+                },
+            ) as tool:
+                if name == "refund":
+                    tool.set_status(trace.Status(trace.StatusCode.ERROR, "refused"))
+
+
+def test_spans_decoded_in_a_worker_are_stored_as_in_the_servers_process(tmp_path: Path) -> None:
+    # One SDK, two exporters: the same spans to a server with a worker and to one without.
+    with_worker = ServeProcess(tmp_path / "worker.duckdb", extra_args=WORKER).start()
+    in_process = ServeProcess(tmp_path / "inline.duckdb", extra_args=("--decode-workers", "0")).start()
+    try:
+        _wait_for(with_worker, "tracescore_decode_workers_ready", 1)
+        provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+        provider.add_span_processor(BatchSpanProcessor(exporter(with_worker, "grpc")))
+        provider.add_span_processor(BatchSpanProcessor(exporter(in_process, "http")))
+        tracer = provider.get_tracer("tests.workers")
+        for task in ("t1", "t2", "t3"):
+            _agent_run(tracer, task)
+        provider.shutdown()
+        worker_metrics = _wait_for(with_worker, "tracescore_runs_completed_total", 3)
+        inline_metrics = _wait_for(in_process, "tracescore_runs_completed_total", 3)
+        assert worker_metrics['tracescore_requests_decoded_total{where="worker"}'] >= 1
+        assert worker_metrics['tracescore_requests_decoded_total{where="server"}'] == 0
+        assert worker_metrics["tracescore_decode_workers"] == 1
+        assert inline_metrics['tracescore_requests_decoded_total{where="worker"}'] == 0
+        assert inline_metrics["tracescore_decode_workers"] == 0
+    finally:
+        assert with_worker.stop() == 0, with_worker.log()
+        assert in_process.stop() == 0, in_process.log()
+    for sql in (
+        "SELECT * EXCLUDE (ingest_seq, received_at) FROM spans ORDER BY span_id",
+        "SELECT * EXCLUDE (ingest_seq) FROM executions ORDER BY span_id",
+        "SELECT * EXCLUDE (min_seq, max_seq, completed_at) FROM run_traces ORDER BY run_id",
+    ):
+        stored = with_worker.query(sql)
+        assert stored == in_process.query(sql)
+        assert stored
+    arguments = with_worker.query("SELECT tool_name, arguments_raw, error FROM executions ORDER BY tool_name")
+    assert arguments[0][0] == "lookup_order" and arguments[-1] == ("refund", "not json", True)
+
+
+def test_bad_requests_get_the_same_answers_from_a_worker(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "bad.duckdb", extra_args=WORKER).start()
+    sender = GrpcSender(server.grpc_endpoint)
+    try:
+        _wait_for(server, "tracescore_decode_workers_ready", 1)
+        garbage = sender.send(b"\xff\xff\xff not protobuf")
+        assert (garbage.kind, garbage.code) == ("refused", "INVALID_ARGUMENT")
+        assert garbage.message == _undecodable_message(b"\xff\xff\xff not protobuf")
+        trace_id = new_trace_id()
+        good = span(trace_id, new_span_id(), "kept")
+        bad = span("0" * 32, new_span_id(), "zero trace id")
+        status, answer = post_json(server.http_url, request([good, bad]))
+        assert status == 200
+        assert answer["partialSuccess"]["rejectedSpans"] == "1"
+        assert "trace_id must be 16 bytes and not all zero" in answer["partialSuccess"]["errorMessage"]
+        metrics = _metrics(server)
+        assert metrics['tracescore_requests_decoded_total{where="worker"}'] == 2
+        assert metrics["tracescore_requests_invalid_total"] == 1
+        assert metrics["tracescore_spans_rejected_total"] == 1
+    finally:
+        sender.close()
+        assert server.stop() == 0, server.log()
+    assert server.query("SELECT name FROM spans") == [("kept",)]
+
+
+def _undecodable_message(body: bytes) -> str:
+    with pytest.raises(UndecodableRequest) as raised:
+        prepare_request(body, "protobuf")
+    return str(raised.value)
+
+
+def test_a_worker_that_dies_loses_no_request_and_is_replaced(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "die.duckdb", extra_args=WORKER).start()
+    assert server.process is not None
+    sender = GrpcSender(server.grpc_endpoint)
+    sent: list[str] = []
+    try:
+        _wait_for(server, "tracescore_decode_workers_ready", 1)
+        (worker,) = _workers_of(server.process.pid)
+        os.kill(worker, signal.SIGKILL)
+        for i in range(6):
+            body, names = raw_request([f"after-kill-{i}-{n}" for n in range(50)])
+            assert sender.send(body).kind == "ok"
+            sent.extend(names)
+        metrics = _wait_for(server, "tracescore_decode_worker_restarts_total", 1)
+        assert metrics["tracescore_decode_worker_restarts_total"] == 1
+        _wait_for(server, "tracescore_decode_workers_ready", 1)
+        (replacement,) = _workers_of(server.process.pid)
+        assert replacement != worker
+        before = _metrics(server)['tracescore_requests_decoded_total{where="worker"}']
+        body, names = raw_request([f"new-worker-{n}" for n in range(50)])
+        assert sender.send(body).kind == "ok"
+        sent.extend(names)
+        assert _metrics(server)['tracescore_requests_decoded_total{where="worker"}'] == before + 1
+        assert "a decode worker died" in server.log()
+    finally:
+        sender.close()
+        assert server.stop() == 0, server.log()
+    assert sorted(n for (n,) in server.query("SELECT name FROM spans")) == sorted(sent)
+
+
+def test_workers_end_with_a_server_killed_outright(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "kill.duckdb", extra_args=WORKER).start()
+    assert server.process is not None
+    _wait_for(server, "tracescore_decode_workers_ready", 1)
+    workers = _workers_of(server.process.pid)
+    assert workers
+    server.kill()  # SIGKILL: the server cannot stop them itself
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def test_recognised_spans_cross_the_process_boundary_unchanged() -> None:
+    # What a worker sends back is pickled compactly (class and field values): it must load equal.
+    document = request(
+        [
+            span(
+                new_trace_id(),
+                new_span_id(),
+                "execute_tool lookup",
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "lookup",
+                    "gen_ai.tool.call.arguments": '{"id": 12345678901234567890123, "x": [1.5, null]}',
+                    "gen_ai.agent.name": "shop",
+                },
+            ),
+            span(
+                new_trace_id(),
+                new_span_id(),
+                "chat",
+                attributes={
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.output.messages": '[{"role": "assistant", "parts": [{"type": "tool_call", '
+                    '"id": "c1", "name": "lookup", "arguments": {"id": 1}}]}]',
+                },
+            ),
+        ]
+    )
+    prepared = prepare_request(json.dumps(document).encode(), "json")
+    loaded = pickle.loads(pickle.dumps(prepared, protocol=pickle.HIGHEST_PROTOCOL))
+    assert loaded.spans.keys == prepared.spans.keys
+    assert loaded.spans.recognised == prepared.spans.recognised
+    assert loaded.spans.rows.equals(prepared.spans.rows)
+    execution = loaded.spans.recognised[0].execution
+    assert execution is not None and execution.arguments.value["id"] == 12345678901234567890123
+    assert loaded.spans.recognised[1].requests[0].tool_name == "lookup"
