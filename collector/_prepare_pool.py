@@ -45,11 +45,12 @@ def auto_workers() -> int:
     return max(0, min(MAX_AUTO_WORKERS, cores - 1))
 
 
-def _worker_init(gc_thresholds: tuple[int, int, int]) -> None:
+def _worker_init(gc_thresholds: tuple[int, int, int], server_pid: int) -> None:
     # Ctrl-C reaches the whole process group; the server stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*gc_thresholds)
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    # The server's pid as it spawned us, not getppid(): a server killed while we started is gone already.
+    threading.Thread(target=_exit_with_parent, args=(server_pid,), daemon=True).start()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -108,7 +109,7 @@ class Preparer:
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_worker_init,
-            initargs=(self._gc_thresholds,),
+            initargs=(self._gc_thresholds, os.getpid()),
         )
         self._pool, self._ready = pool, False
         with _bare_main_module():  # each submit spawns a worker until all are up

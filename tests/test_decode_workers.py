@@ -199,6 +199,35 @@ def test_workers_end_with_a_server_killed_outright(tmp_path: Path) -> None:
     assert not any(_alive(pid) for pid in workers)
 
 
+def _processes_with(marker: str) -> list[int]:
+    """Live processes whose environment holds this marker (a server's workers inherit it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in environ and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def test_workers_end_with_a_server_killed_while_they_start(tmp_path: Path) -> None:
+    # Killed as soon as it listens, the server is gone before its worker has started: the worker,
+    # whose parent is then already init, must still see it and go.
+    marker = f"TRACESCORE_TEST_RUN={os.urandom(8).hex()}"
+    name, value = marker.split("=")
+    server = ServeProcess(tmp_path / "early.duckdb", extra_args=WORKER, env={name: value}).start()
+    assert server.process is not None
+    server.kill()
+    deadline = time.monotonic() + 15
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []
+
+
 def test_recognised_spans_cross_the_process_boundary_unchanged() -> None:
     # What a worker sends back is pickled compactly (class and field values): it must load equal.
     document = request(
