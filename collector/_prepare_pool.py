@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 import multiprocessing
 import os
 import signal
@@ -26,6 +27,7 @@ import types
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from collector._prepare import Encoding, PreparedRequest, prepare_request
 from collector._warm_up import WARM_UP_BODY as _WARM_UP_BODY
@@ -36,13 +38,37 @@ MAX_AUTO_WORKERS = 4
 _PARENT_CHECK_S = 0.5
 
 
-def auto_workers() -> int:
+def auto_workers(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
     """One worker per core this process may use beyond the first (the server's), at most four."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
+    quota = cpu_quota(cgroup)
+    if quota is not None:
+        cores = min(cores, math.ceil(quota))
     return max(0, min(MAX_AUTO_WORKERS, cores - 1))
+
+
+def cpu_quota(cgroup: Path) -> float | None:
+    """The CPUs a container's quota allows (`docker --cpus`, a Kubernetes CPU limit), if it sets one.
+
+    The affinity mask still shows every core of the host there, and each idle worker costs ~67 MB:
+    four of them in a one-CPU pod would only take memory and contend for the one CPU."""
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()[:2]  # cgroup v2: "max 100000"
+    except (OSError, ValueError):
+        try:  # cgroup v1
+            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    if quota in ("max", "-1"):
+        return None
+    try:
+        return max(1.0, int(quota) / int(period))
+    except (ValueError, ZeroDivisionError):
+        return None
 
 
 def _worker_init(gc_thresholds: tuple[int, int, int], server_pid: int) -> None:

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from collector._decoded import UndecodableRequest
 from collector._prepare import prepare_request
+from collector._prepare_pool import auto_workers, cpu_quota
 from tests._otel import exporter
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._raw import GrpcSender
@@ -263,3 +264,27 @@ def test_recognised_spans_cross_the_process_boundary_unchanged() -> None:
     execution = loaded.spans.recognised[0].execution
     assert execution is not None and execution.arguments.value["id"] == 12345678901234567890123
     assert loaded.spans.recognised[1].requests[0].tool_name == "lookup"
+
+
+def test_auto_workers_follow_a_containers_cpu_quota(tmp_path: Path) -> None:
+    # In a container the affinity mask shows every host core; the quota says what may be used.
+    cores = len(os.sched_getaffinity(0))
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert cpu_quota(v2) is None
+    assert auto_workers(v2) == min(4, cores - 1)
+    (v2 / "cpu.max").write_text("150000 100000\n")
+    assert cpu_quota(v2) == 1.5
+    assert auto_workers(v2) == min(4, cores - 1, 1)
+    (v2 / "cpu.max").write_text("50000 100000\n")  # half a CPU: the server alone
+    assert auto_workers(v2) == 0
+    v1 = tmp_path / "v1"
+    (v1 / "cpu").mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert cpu_quota(v1) is None
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    assert cpu_quota(v1) == 1.0
+    assert auto_workers(v1) == 0
+    assert cpu_quota(tmp_path / "missing") is None
