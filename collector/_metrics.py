@@ -79,7 +79,7 @@ def render_metrics(services: Services) -> str:
     metric(
         "tracescore_decode_workers_ready",
         "gauge",
-        "1 while requests go to the decode workers (0 while they start or restart).",
+        "Whether requests go to the decode workers now: 1, or 0 while they start or restart.",
         [("", 1 if preparer.ready else 0)],
     )
     metric(
