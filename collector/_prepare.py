@@ -49,12 +49,10 @@ def prepare_spans(spans: Sequence[Span]) -> PreparedSpans:
 
 def stamped(rows: pa.Table, seq: int, received_us: int) -> pa.Table:
     """The rows with the writer's ingest sequence number and arrival time."""
-    n = rows.num_rows
-    rows = rows.set_column(
-        _SEQ, SPAN_SCHEMA.field(_SEQ), pa.repeat(pa.scalar(seq, SPAN_SCHEMA.field(_SEQ).type), n)
-    )
-    field = SPAN_SCHEMA.field(_RECEIVED_AT)
-    return rows.set_column(_RECEIVED_AT, field, pa.repeat(pa.scalar(received_us, field.type), n))
+    for index, value in ((_SEQ, seq), (_RECEIVED_AT, received_us)):
+        field = SPAN_SCHEMA.field(index)
+        rows = rows.set_column(index, field, pa.repeat(pa.scalar(value, field.type), rows.num_rows))
+    return rows
 
 
 @dataclass(slots=True)

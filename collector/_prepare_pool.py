@@ -30,7 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from collector._prepare import Encoding, PreparedRequest, prepare_request
-from collector._warm_up import WARM_UP_BODY as _WARM_UP_BODY
+from collector._warm_up import WARM_UP_BODY
 
 log = logging.getLogger("tracescore.ingest")
 
@@ -91,7 +91,7 @@ def _ready() -> int:
     """A worker's first request paid for its first use of everything (protobuf's classes, the
     conventions, Arrow's conversions): ~0.5 s, measured as that request's acknowledgement at the start of
     a load. A small agent trace, prepared once at start, pays it instead."""
-    prepare_request(_WARM_UP_BODY, "protobuf")
+    prepare_request(WARM_UP_BODY, "protobuf")
     return os.getpid()
 
 
