@@ -120,10 +120,11 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
                 if live is None:
                     return  # the server is stopping
                 verdict = live.verdict
-                key = (verdict.run_id, verdict.spec, verdict.run_version)
-                if key in seen:
-                    continue
-                seen.add(key)
+                if seen:  # only the stored ones sent above can come again, each once (as over HTTP)
+                    key = (verdict.run_id, verdict.spec, verdict.run_version)
+                    if key in seen:
+                        seen.discard(key)
+                        continue
                 yield verdict_message(verdict.to_dict())
                 if subscription.overflowed and subscription.queue.empty():
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "watcher fell too far behind")

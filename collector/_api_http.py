@@ -177,10 +177,15 @@ class HttpApi:
                 for item in batch:
                     if item is None:
                         break
-                    key = (item.verdict.run_id, item.verdict.spec, item.verdict.run_version)
-                    if key not in seen:
-                        seen.add(key)
-                        lines.append(item.text.encode() + b"\n")
+                    # Only the stored rows sent above can come again (the hub sends each verdict version
+                    # once), so only their keys are kept, each until its live copy is skipped: a watcher
+                    # open for days does not accumulate every verdict it was sent.
+                    if seen:
+                        key = (item.verdict.run_id, item.verdict.spec, item.verdict.run_version)
+                        if key in seen:
+                            seen.discard(key)
+                            continue
+                    lines.append(item.text.encode() + b"\n")
                 if lines:
                     await response.write(b"".join(lines))
                 if batch[-1] is None:

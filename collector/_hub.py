@@ -14,7 +14,7 @@ from scoring._verdict_store import verdict_json
 _QUEUE_LIMIT = 10_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Live:
     """A verdict as it is stored, with its JSON text (encoded once, shared by every watcher)."""
 

@@ -25,7 +25,7 @@ from scoring._definitions import DefinitionLoader
 from scoring._evidence import Evidence, Execution, Request, Run
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LiveRun:
     """One run of a completed trace, as committed."""
 

@@ -101,6 +101,12 @@ def render_metrics(services: Services) -> str:
         [("", writer.checkpoints)],
     )
     metric(
+        "tracescore_checkpoints_deferred_total",
+        "counter",
+        "Timed checkpoints put off because online scoring was writing; each is retried within 0.2 s.",
+        [("", writer.checkpoints_deferred)],
+    )
+    metric(
         "tracescore_checkpoint_seconds_total",
         "counter",
         "Time spent checkpointing; writes and run completions wait meanwhile.",

@@ -14,7 +14,9 @@ from typing import Any
 from collector._model import SpanNode, ToolExecution, ToolRequest
 
 
-@dataclass(frozen=True, slots=True)
+# Treated as immutable but not declared frozen: a frozen dataclass sets each field through
+# object.__setattr__, which made building these ~7x slower on the online-scoring path (bench/README.md).
+@dataclass(slots=True)
 class Placement:
     run_id: str
     task_id: str | None
@@ -23,7 +25,7 @@ class Placement:
     session_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResolvedExecution:
     execution: ToolExecution
     placement: Placement
@@ -31,7 +33,7 @@ class ResolvedExecution:
     call_id_source: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResolvedRequest:
     request: ToolRequest
     placement: Placement
@@ -56,7 +58,7 @@ class RunSummary:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resolution:
     executions: list[ResolvedExecution]
     requests: list[ResolvedRequest]

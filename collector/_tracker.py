@@ -34,7 +34,7 @@ class TraceState:
 
 
 @compact_pickle
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Recognised:
     """One span as the ingest step hands it to the tracker."""
 

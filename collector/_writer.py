@@ -78,11 +78,12 @@ class WriterStats:
     last_error: str | None = None
     # Writes and run completions wait while a checkpoint runs: the stall an operator sees as lag.
     checkpoints: int = 0
+    checkpoints_deferred: int = 0  # refused while another cursor was writing, retried shortly after
     checkpoint_seconds: float = 0.0
     last_checkpoint_seconds: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CompletedTrace:
     trace_id: str
     version: int
@@ -109,6 +110,8 @@ _STATE_REPLAY_FLOOR = "replay_floor_seq"
 _EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
 _SLOW_CHECKPOINT_S = 0.5
+_CHECKPOINT_RETRY_S = 0.2
+_DEFERRALS_PER_WARNING = 100
 
 
 def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
@@ -206,8 +209,10 @@ class Writer:
                 self._tracker.evict(now)
                 last_eviction = now
             if now - last_checkpoint >= self._settings.checkpoint_interval_s:
-                self._checkpoint()
-                last_checkpoint = now
+                if self._checkpoint():
+                    last_checkpoint = now
+                else:  # deferred while another cursor was writing: try again shortly
+                    last_checkpoint = now - self._settings.checkpoint_interval_s + _CHECKPOINT_RETRY_S
             if not self.healthy and now - last_probe >= self._settings.probe_interval_s:
                 self._probe()
                 last_probe = now
@@ -484,16 +489,27 @@ class Writer:
             log.info("re-read %d trace(s) whose runs were not complete at the last stop", len(trace_ids))
         return len(trace_ids)
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self) -> bool:
+        """Checkpoint now; False when it had to be deferred because another cursor was writing."""
         started = time.monotonic()
         try:
             self._con.execute("CHECKPOINT")
+        except duckdb.TransactionException as exc:
+            # Online scoring stores verdicts through a cursor of its own, and DuckDB refuses a plain
+            # CHECKPOINT while any other write transaction is open: under load that was nearly every
+            # attempt, so timed checkpoints never ran. (FORCE would wait for the scorer and then hold
+            # off every new transaction, the stall the timer exists to keep short.)
+            self.stats.checkpoints_deferred += 1
+            if self.stats.checkpoints_deferred % _DEFERRALS_PER_WARNING == 0:
+                log.warning("checkpoints deferred %d times so far: %s", self.stats.checkpoints_deferred, exc)
+            return False
         except duckdb.Error as exc:
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
-            return
+            return True
         took = time.monotonic() - started
         self.stats.checkpoints += 1
         self.stats.checkpoint_seconds += took
         self.stats.last_checkpoint_seconds = took
         if took >= _SLOW_CHECKPOINT_S:
             log.info("checkpoint took %.2f s; writes and run completions waited for it", took)
+        return True

@@ -19,7 +19,7 @@ from scoring._spec import Spec
 from scoring._verdict import CheckResult
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Scoped:
     """A run's evidence as one spec sees it (after `scope`)."""
 

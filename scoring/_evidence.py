@@ -15,7 +15,9 @@ import duckdb
 from scoring._definitions import DefinitionLoader, DefinitionSource, no_definitions
 
 
-@dataclass(frozen=True, slots=True)
+# Treated as immutable but not declared frozen: a frozen dataclass sets each field through
+# object.__setattr__, which made building these ~7x slower on the online-scoring path (bench/README.md).
+@dataclass(slots=True)
 class Execution:
     span_id: str
     tool_name: str
@@ -38,7 +40,7 @@ class Execution:
         return bool(self.tool_name) and not self.error and not self.paused and not self.from_history
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Request:
     tool_name: str
     call_id: str | None
@@ -51,7 +53,7 @@ class Request:
     encoding: str | None = None  # gen_ai | openinference | openllmetry | text_json
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Run:
     run_id: str
     trace_id: str
@@ -64,7 +66,7 @@ class Run:
     root_span_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Evidence:
     run: Run
     executions: tuple[Execution, ...]

@@ -13,7 +13,9 @@ VERDICT_SCHEMA_VERSION = 1
 Label = Literal["pass", "fail", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+# Treated as immutable but not declared frozen: a frozen dataclass sets each field through
+# object.__setattr__, which made building these ~7x slower on the online-scoring path (bench/README.md).
+@dataclass(slots=True)
 class CheckResult:
     """One check's outcome. `expected` holds the check's own arguments so it can be re-run."""
 
@@ -25,7 +27,7 @@ class CheckResult:
     observed: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Verdict:
     run_id: str
     trace_id: str
