@@ -9,6 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from collector._database import open_writer
+from collector._writer import Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 
@@ -178,3 +180,33 @@ def test_checkpoints_and_the_time_they_take_are_in_the_metrics(tmp_path: Path) -
         assert 0 < _metric(server, "tracescore_last_checkpoint_seconds") <= total
     finally:
         assert server.stop() == 0, server.log()
+
+
+def test_a_timed_checkpoint_refused_while_scoring_writes_is_retried_soon(tmp_path: Path) -> None:
+    # Online scoring stores verdicts (INSERT OR REPLACE) through a cursor of its own, and DuckDB refuses
+    # a plain CHECKPOINT while such a write transaction is open. Under load that was nearly always, so the timer never
+    # checkpointed; now a refused checkpoint is counted and tried again within 0.2 s.
+    connection = open_writer(tmp_path / "d.duckdb")
+    writer = Writer(connection, WriterSettings(checkpoint_interval_s=0.3))
+    scorer = connection.cursor()
+    try:
+        scorer.execute("INSERT INTO tracescore_state VALUES ('held', 0)")
+        scorer.execute("BEGIN")
+        # As storing verdicts does (a plain insert would not stop a checkpoint; a replace does).
+        scorer.execute("INSERT OR REPLACE INTO tracescore_state VALUES ('held', 1)")
+        writer.start()
+        deadline = time.monotonic() + 10
+        while writer.stats.checkpoints_deferred < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert writer.stats.checkpoints_deferred >= 3  # retried every 0.2 s, not once per interval
+        assert writer.stats.checkpoints == 0
+        scorer.execute("COMMIT")
+        deadline = time.monotonic() + 10
+        while writer.stats.checkpoints == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert writer.stats.checkpoints >= 1
+        assert connection.execute("SELECT value FROM tracescore_state WHERE key = 'held'").fetchone() == (1,)
+    finally:
+        writer.stop()
+        scorer.close()
+        connection.close()
