@@ -184,8 +184,8 @@ def test_checkpoints_and_the_time_they_take_are_in_the_metrics(tmp_path: Path) -
 
 def test_a_timed_checkpoint_refused_while_scoring_writes_is_retried_soon(tmp_path: Path) -> None:
     # Online scoring stores verdicts (INSERT OR REPLACE) through a cursor of its own, and DuckDB refuses
-    # a plain CHECKPOINT while such a write transaction is open. Under load that was nearly always, so the timer never
-    # checkpointed; now a refused checkpoint is counted and tried again within 0.2 s.
+    # a plain CHECKPOINT while such a write transaction is open. Under load that was nearly always, so
+    # the timer never checkpointed; now a refused checkpoint is counted and tried again within 0.2 s.
     connection = open_writer(tmp_path / "d.duckdb")
     writer = Writer(connection, WriterSettings(checkpoint_interval_s=0.3))
     scorer = connection.cursor()
