@@ -78,7 +78,7 @@ class WriterStats:
     last_error: str | None = None
     # Writes and run completions wait while a checkpoint runs: the stall an operator sees as lag.
     checkpoints: int = 0
-    checkpoints_deferred: int = 0  # refused while another cursor was writing, retried shortly after
+    checkpoints_deferred: int = 0  # refused while the scorer's cursor was replacing rows; retried soon
     checkpoint_seconds: float = 0.0
     last_checkpoint_seconds: float = 0.0
 
@@ -490,15 +490,14 @@ class Writer:
         return len(trace_ids)
 
     def _checkpoint(self) -> bool:
-        """Checkpoint now; False when it had to be deferred because another cursor was writing."""
+        """Checkpoint now; False when DuckDB refused because another cursor was replacing rows."""
         started = time.monotonic()
         try:
             self._con.execute("CHECKPOINT")
         except duckdb.TransactionException as exc:
-            # Online scoring stores verdicts through a cursor of its own, and DuckDB refuses a plain
-            # CHECKPOINT while any other write transaction is open: under load that was nearly every
-            # attempt, so timed checkpoints never ran. (FORCE would wait for the scorer and then hold
-            # off every new transaction, the stall the timer exists to keep short.)
+            # Online scoring stores verdicts with INSERT OR REPLACE through a cursor of its own, and
+            # DuckDB refuses a plain CHECKPOINT while another transaction that replaced rows is open:
+            # under load that was nearly every attempt, so timed checkpoints never ran.
             self.stats.checkpoints_deferred += 1
             if self.stats.checkpoints_deferred % _DEFERRALS_PER_WARNING == 0:
                 log.warning("checkpoints deferred %d times so far: %s", self.stats.checkpoints_deferred, exc)
