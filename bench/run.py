@@ -136,10 +136,7 @@ class Tracescore:
         """Until the decode workers take requests (they start in the background)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http}/metrics", timeout=10) as response:
-                samples = dict(
-                    line.rsplit(" ", 1) for line in response.read().decode().splitlines() if line[:1] != "#"
-                )
+            samples = self.metrics()
             if (
                 samples.get("tracescore_decode_workers") == "0"
                 or samples.get("tracescore_decode_workers_ready") == "1"
@@ -147,6 +144,12 @@ class Tracescore:
                 return
             time.sleep(0.1)
         raise TimeoutError("decode workers did not start")
+
+    def metrics(self) -> dict[str, str]:
+        """The server's /metrics samples, by name (with labels) as written."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http}/metrics", timeout=10) as response:
+            lines = response.read().decode().splitlines()
+        return dict(line.rsplit(" ", 1) for line in lines if line[:1] != "#")
 
     def stop(self) -> float:
         rss = _tree_peak_rss_mb(self.process.pid)
@@ -210,12 +213,9 @@ def bench_tracescore(traces: int, concurrency: int) -> dict[str, Any]:
 SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional: true\n"
 
 
-def _checkpoint_metrics(http_port: int) -> dict[str, float]:
-    """The server's checkpoints so far: each one holds every commit, so it shows in the lag's tail."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=10) as response:
-        samples = dict(
-            line.rsplit(" ", 1) for line in response.read().decode().splitlines() if not line.startswith("#")
-        )
+def _checkpoints(server: Tracescore) -> dict[str, float]:
+    """The server's timed checkpoints so far: each one holds every commit, so it shows in the lag's tail."""
+    samples = server.metrics()
     return {
         "checkpoints": float(samples.get("tracescore_checkpoints_total", "nan")),
         "checkpoint_seconds": float(samples.get("tracescore_checkpoint_seconds_total", "nan")),
@@ -248,7 +248,7 @@ def bench_verdict_lag(
                 "3",
             ]
         )
-        checkpoints = _checkpoint_metrics(server.http)
+        checkpoints = _checkpoints(server)
         rss = server.stop()
     lags = result["verdict_lag_s"]
     from_ack = result["verdict_lag_from_ack_s"]
