@@ -18,19 +18,19 @@ from typing import Any
 import pyarrow as pa
 
 from bench.workload import build
-from collector._database import open_writer
-from collector._decode_pb import decode_protobuf
-from collector._recognise import recognise
-from collector._resolve import resolve_trace
-from collector._rows import (
+from collector.decode.from_protobuf import decode_protobuf
+from collector.recognise.span import recognise
+from collector.serve.server import GC_THRESHOLDS
+from collector.store._resolve import resolve_trace
+from collector.store._tracker import Tracker
+from collector.store.database import open_writer
+from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
     executions_table,
     requests_table,
     run_traces_table,
     spans_table,
 )
-from collector._server import GC_THRESHOLDS
-from collector._tracker import Tracker
 
 
 def _best(rounds: int, run: Callable[[], Any]) -> tuple[float, Any]:

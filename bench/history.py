@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collector._database import open_writer
+from collector.store.database import open_writer
 from scoring import Spec
 
 # The spec both benchmarks judge: expected tools, an argument spec, strict mode and a latency bound.

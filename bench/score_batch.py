@@ -32,7 +32,7 @@ import duckdb
 
 from bench.history import SPEC, build
 from scoring import ensure_verdict_schema, score_runs, store_history, store_verdicts
-from scoring._batch import score_records
+from scoring.batch.score import score_records
 
 EXECUTIONS_PER_RUN = 3
 PYTHON_PERCENT = 10  # of the runs: the slice the Python judge scores

@@ -3,14 +3,14 @@
 The public surface is small on purpose; everything in `_modules` may move.
 """
 
-from collector._conventions import recognise_execution
-from collector._decode_json import decode_json
-from collector._decode_pb import decode_protobuf
-from collector._decoded import DecodedRequest, UndecodableRequest
-from collector._model import Arguments, Span, ToolExecution, ToolRequest
-from collector._requests import extract_requests
-from collector._schema import SCHEMA_VERSION
-from collector._settings import ServeSettings
+from collector.decode.decoded import DecodedRequest, UndecodableRequest
+from collector.decode.from_json import decode_json
+from collector.decode.from_protobuf import decode_protobuf
+from collector.model.domain import Arguments, Span, ToolExecution, ToolRequest
+from collector.recognise.conventions import recognise_execution
+from collector.recognise.requests import extract_requests
+from collector.serve.settings import ServeSettings
+from collector.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",

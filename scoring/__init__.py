@@ -3,18 +3,18 @@
 Scorers read the stored tables, never OTLP. Everything in `_modules` is private and may move.
 """
 
-from scoring._aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
-from scoring._batch import score_history, store_history
-from scoring._checks import CHECKS, Scoped, register_check
-from scoring._definitions import ToolDefinition
-from scoring._diff import DiffError, diff, load_results
-from scoring._evidence import Evidence, Execution, Request, Run
-from scoring._judge import judge
-from scoring._matching import json_equal, matches_subset
-from scoring._scorer import score_evidence, score_runs
-from scoring._spec import Spec, SpecError, load_specs
-from scoring._verdict import CheckResult, Verdict, verdict_from_dict
-from scoring._verdict_store import ensure_verdict_schema, store_verdicts, verdict_json
+from scoring.batch.score import score_history, store_history
+from scoring.checks.matching import json_equal, matches_subset
+from scoring.checks.registry import CHECKS, Scoped, register_check
+from scoring.evidence.definitions import ToolDefinition
+from scoring.evidence.runs import Evidence, Execution, Request, Run
+from scoring.judge.run import judge
+from scoring.judge.scorer import score_evidence, score_runs
+from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
+from scoring.report.diff import DiffError, diff, load_results
+from scoring.spec.specs import Spec, SpecError, load_specs
+from scoring.verdict.record import CheckResult, Verdict, verdict_from_dict
+from scoring.verdict.table import ensure_verdict_schema, store_verdicts, verdict_json
 
 __all__ = [
     "CHECKS",

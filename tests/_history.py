@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collector._database import open_writer
-from collector._model import STATUS_ERROR, Resource, Span
-from collector._prepare import prepare_spans
-from collector._writer import CompletedTrace, WriteJob, Writer, WriterSettings
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import STATUS_ERROR, Resource, Span
+from collector.store.database import open_writer
+from collector.store.writer import CompletedTrace, WriteJob, Writer, WriterSettings
 
 START_NS = 1_700_000_000_000_000_000
 AGENTS = ("lead", "member", "helper")  # depth 0, 1, 2: agent paths lead, lead/member, lead/member/helper

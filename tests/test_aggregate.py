@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scoring import DiffError, TaskResult, Verdict, aggregate, diff, load_results, pass_at_k, pass_hat_k
-from scoring._verdict import error_verdict
+from scoring.verdict.record import error_verdict
 
 
 def verdict(

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scoring._rules import fold, rules_failures, values_equal
-from scoring._spec_catalogue import Rule
+from scoring.checks._rules import fold, rules_failures, values_equal
+from scoring.spec.check_models import Rule
 from tests.test_checks_catalogue import ex, kinds, spec, verdict
 
 

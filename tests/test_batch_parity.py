@@ -1,4 +1,5 @@
-"""Set-based scoring (scoring/_batch.py) gives exactly the Python judge's verdicts: the contract of issue 7.
+"""Set-based scoring (scoring/batch/score.py) gives exactly the Python judge's verdicts: the contract of
+issue 7.
 
 Histories are stored through the real ingest path (tests/_history.py): recognition, the writer and run
 completion. Each test scores them both ways and compares the verdicts as objects, as `score --format
@@ -34,10 +35,10 @@ from scoring import (
     store_verdicts,
     verdict_json,
 )
-from scoring import _batch as batch
-from scoring._batch_plan import not_compiled
-from scoring._format import verdicts_json, write_verdicts_json
-from scoring._sql_match import subset
+from scoring.batch import score as batch
+from scoring.batch._plan import not_compiled
+from scoring.batch._sql_match import subset
+from scoring.report.text import verdicts_json, write_verdicts_json
 from tests._history import Ask, Call, RunPlan, build_history
 
 TOOLS = ["lookup", "quote", "notify", "it's", "é x"]
@@ -326,7 +327,7 @@ def test_the_cli_prints_what_the_python_judge_gives(
     con.close()
 
 
-# ---- the argument match, property-tested against scoring/_matching.py ------------------------------
+# ---- the argument match, property-tested against scoring/checks/matching.py ------------------------------
 
 KEYS = ["region", "n", "it's", "", "a/b", "é"]
 SCALARS = st.one_of(

@@ -1,4 +1,4 @@
-"""scoring._bipartite: maximum matching, checked against brute force and against greedy first-fit."""
+"""scoring.checks._bipartite: maximum matching, checked against brute force and against greedy first-fit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from itertools import permutations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring._bipartite import matching_size, max_matching
+from scoring.checks._bipartite import matching_size, max_matching
 
 
 def _valid(edges: list[list[int]], matching: list[int]) -> bool:

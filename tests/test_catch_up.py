@@ -20,10 +20,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector._catch_up import WINDOW_S, unscored_runs
-from collector._database import open_writer
+from collector.serve._catch_up import WINDOW_S, unscored_runs
+from collector.store.database import open_writer
 from scoring import Spec, ensure_verdict_schema, store_verdicts
-from scoring._verdict import error_verdict
+from scoring.verdict.record import error_verdict
 from tests._otel import provider
 from tests._server import ServeProcess
 from tests.test_online import TOOL, Agent, get, verdicts, wait_for

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from scoring import Evidence, Execution, Request, Run, Spec, Verdict, aggregate, judge
-from scoring._definitions import ToolDefinition, definitions_in
-from scoring._format import tasks_text
+from scoring.evidence.definitions import ToolDefinition, definitions_in
+from scoring.report.text import tasks_text
 
 _spans = count(1)
 MS = 1_000_000

@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 import scoring  # noqa: F401  (registers the built-in checks)
 from scoring import CHECKS, Spec
-from scoring._spec import CATALOGUE_KEYS, Latency
-from scoring._spec_catalogue import ArgumentRules, CallCount, Parallel, Rule, Trajectory, TrajectoryItem
+from scoring.spec.check_models import ArgumentRules, CallCount, Parallel, Rule, Trajectory, TrajectoryItem
+from scoring.spec.specs import CATALOGUE_KEYS, Latency
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGE = (DOCS / "checks.md").read_text()

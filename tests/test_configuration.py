@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from collector._settings import (
+from collector.serve.settings import (
     SERVE_SETTINGS,
     Address,
     ServeSettings,

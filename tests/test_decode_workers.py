@@ -1,4 +1,4 @@
-"""Decode workers (collector/_prepare_pool.py): requests decoded in worker processes are stored exactly as
+"""Decode workers (collector/decode/pool.py): requests decoded in worker processes are stored exactly as
 those decoded in the server's process, bad input is answered the same way, and a worker that dies, or
 a server killed outright, loses nothing and leaves nothing behind."""
 
@@ -18,9 +18,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from collector._decoded import UndecodableRequest
-from collector._prepare import prepare_request
-from collector._prepare_pool import auto_workers, cpu_quota
+from collector.decode.decoded import UndecodableRequest
+from collector.decode.pool import auto_workers, cpu_quota
+from collector.decode.prepare import prepare_request
 from tests._otel import exporter
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._raw import GrpcSender

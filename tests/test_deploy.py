@@ -47,7 +47,7 @@ import pytest
 import yaml
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from collector._model import OWN_SCOPE
+from collector.model.domain import OWN_SCOPE
 from scoring import load_specs
 from tests._server import ServeProcess
 
@@ -428,7 +428,7 @@ def _check_tracescore_filter(config: dict[str, Any], pipeline: dict[str, Any], w
 
 def test_the_filter_keys_are_the_keys_tracescore_reads() -> None:
     """If a recogniser renames a key, the collector filters here must follow."""
-    source = "\n".join(p.read_text() for p in (ROOT / "collector").glob("*.py"))
+    source = "\n".join(p.read_text() for p in (ROOT / "collector").rglob("*.py"))
     for key in FILTER_KEYS | {"running tool", "agent run"}:
         assert f'"{key}"' in source, f"tracescore no longer reads {key!r}; update the deploy/ filters"
 
@@ -613,7 +613,7 @@ def test_the_build_context_holds_what_the_dockerfile_copies_and_nothing_else() -
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
     ).stdout.split()
     context = {p for p in tracked if _included_in_build_context(p, patterns)}
-    for needed in ("pyproject.toml", "README.md", "collector/cli.py", "scoring/__init__.py"):
+    for needed in ("pyproject.toml", "README.md", "collector/cli/_main.py", "scoring/__init__.py"):
         assert needed in context, needed
     assert _included_in_build_context("deploy/docker/healthcheck.py", patterns)
     assert not any(p.startswith(("tests/", "bench/", "docs/", ".ci/", "deploy/helm")) for p in context)

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector._schema import create_schema_sql
+from collector.store.schema import create_schema_sql
 from scoring import ensure_verdict_schema
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -51,6 +51,6 @@ def test_every_column_is_documented(table: str) -> None:
 
 
 def test_the_cli_reference_is_generated_from_the_cli() -> None:
-    from collector._cli_reference import render
+    from collector.cli._reference import render
 
-    assert (DOCS / "cli.md").read_text() == render(), "run: python -m collector._cli_reference > docs/cli.md"
+    assert (DOCS / "cli.md").read_text() == render(), "run: python -m collector.cli._reference > docs/cli.md"

@@ -34,10 +34,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from collector import decode_json, decode_protobuf
-from collector._database import open_writer
-from collector._decoded import DecodedRequest, UndecodableRequest
-from collector._prepare import prepare_spans
-from collector._writer import WriteJob, Writer, WriterSettings
+from collector.decode.decoded import DecodedRequest, UndecodableRequest
+from collector.decode.prepare import prepare_spans
+from collector.store.database import open_writer
+from collector.store.writer import WriteJob, Writer, WriterSettings
 from scoring import Evidence, Execution, Run, Spec, SpecError, ToolDefinition, judge, load_specs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fuzz"
@@ -653,7 +653,7 @@ def _hostile_evidence(values: list[str]) -> Evidence:
 
 @pytest.mark.parametrize("regex", CATASTROPHIC)
 def test_a_catastrophic_regex_loads_and_scores_quickly(regex: str) -> None:
-    # Loaded, then matched against arguments built to make it backtrack: RE2 (scoring/_regex.py)
+    # Loaded, then matched against arguments built to make it backtrack: RE2 (scoring/spec/regex.py)
     # answers in time linear in the value, so each call here stays under MAX_SECONDS.
     path = _write(_hostile_spec(regex))
     try:

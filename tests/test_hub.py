@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from collector import _hub
+from collector.serve import _hub
 from scoring import verdict_from_dict
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector._database import open_writer
-from collector._model import Resource, Span
-from collector._prepare import prepare_spans
-from collector._writer import WriteJob, Writer, WriterSettings
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import Resource, Span
+from collector.store.database import open_writer
+from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 

@@ -1,6 +1,6 @@
-"""orjson reads and writes JSON on the hot path (collector/_content.py, collector/_jsontext.py); the
-json module is the reference. Whatever orjson gets, the result must be the json module's: same values,
-integers exact, the same refusals."""
+"""orjson reads and writes JSON on the hot path (collector/recognise/_content.py,
+collector/model/jsontext.py); the json module is the reference. Whatever orjson gets, the result must be
+the json module's: same values, integers exact, the same refusals."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collector._content import _DECODER, strict_loads
-from collector._jsontext import _stdlib, to_json
+from collector.model.jsontext import _stdlib, to_json
+from collector.recognise._content import _DECODER, strict_loads
 
 SCALARS = st.one_of(
     st.none(),

@@ -1,4 +1,4 @@
-"""Online scoring judges a just-completed run from what the writer holds (collector/_live_evidence.py)
+"""Online scoring judges a just-completed run from what the writer holds (collector/store/live_evidence.py)
 instead of reading it back: that evidence must be exactly what `load_evidence` reads from the store.
 
 Histories go through the real ingest path (recognition, the writer, run completion; tests/_history.py),
@@ -15,9 +15,9 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector._live_evidence import LiveRun, live_evidence, spanning_other_traces
-from collector._writer import CompletedTrace
-from scoring._evidence import Evidence, complete_runs, load_evidence
+from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
+from collector.store.writer import CompletedTrace
+from scoring.evidence.runs import Evidence, complete_runs, load_evidence
 from tests._history import Ask, Call, RunPlan, build_history
 from tests.test_batch_parity import PLANS, calls
 

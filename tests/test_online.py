@@ -43,14 +43,14 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanProto
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode
 
-from collector import _queries as queries
-from collector._api_http import HttpApi
-from collector._http_receiver import build_app
-from collector._ingest import Ingest
-from collector._services import Services
 from collector.api.v1 import verdicts_pb2, verdicts_pb2_grpc
+from collector.receive.ingest import Ingest
+from collector.receive.otlp_http import build_app
+from collector.serve import _queries as queries
+from collector.serve._api_http import HttpApi
+from collector.serve._services import Services
 from scoring import ensure_verdict_schema, store_verdicts
-from scoring._verdict import error_verdict
+from scoring.verdict.record import error_verdict
 from tests._otel import provider
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess

@@ -25,14 +25,14 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from bench.overload import run
-from collector import _ingest as ingest_module
-from collector._database import open_writer
-from collector._grpc_receiver import start_grpc
-from collector._http_receiver import build_app, start_http
-from collector._ingest import Ingest
-from collector._model import Resource, Span
-from collector._prepare import prepare_spans
-from collector._writer import WriteJob, Writer, WriterSettings
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import Resource, Span
+from collector.receive import ingest as ingest_module
+from collector.receive.ingest import Ingest
+from collector.receive.otlp_grpc import start_grpc
+from collector.receive.otlp_http import build_app, start_http
+from collector.store.database import open_writer
+from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests._raw import EXPORT
 
 MIB = 1024 * 1024

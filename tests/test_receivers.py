@@ -33,14 +33,14 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from opentelemetry.util.types import AttributeValue
 
-from collector._database import open_writer
-from collector._grpc_receiver import start_grpc
-from collector._http_receiver import build_app, start_http
-from collector._ingest import Ingest
-from collector._model import Resource
-from collector._model import Span as DomainSpan
-from collector._prepare import prepare_spans
-from collector._writer import WriteJob, Writer, WriterSettings
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import Resource
+from collector.model.domain import Span as DomainSpan
+from collector.receive.ingest import Ingest
+from collector.receive.otlp_grpc import start_grpc
+from collector.receive.otlp_http import build_app, start_http
+from collector.store.database import open_writer
+from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests import _otel
 from tests._server import ServeProcess
 

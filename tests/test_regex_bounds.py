@@ -1,6 +1,6 @@
 """Regexes in specs cannot stall scoring (docs/reliability.md, promise 4).
 
-Spec regexes and JSON Schema patterns run on RE2 (scoring/_regex.py): no backtracking, time linear in
+Spec regexes and JSON Schema patterns run on RE2 (scoring/spec/regex.py): no backtracking, time linear in
 the text. In the running server, a pattern that would keep Python's `re` busy for minutes (and, with
 the GIL held, the receivers too) against a hostile argument gives its verdict at once. The load-time
 refusals are in tests/test_spec_catalogue.py; catastrophic patterns everywhere a spec carries one, and
@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-from scoring._regex import MAX_PATTERN_CHARS, fullmatch, pattern_problem, search
+from scoring.spec.regex import MAX_PATTERN_CHARS, fullmatch, pattern_problem, search
 from tests._otel import provider
 from tests._server import ServeProcess
 from tests.test_online import TOOL, Agent, wait_verdicts

@@ -29,7 +29,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from scoring._format import ms, number
+from scoring.report.text import ms, number
 from tests._otel import provider
 from tests._server import ServeProcess
 

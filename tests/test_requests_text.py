@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from collector._model import Resource, Span, SpanEvent
-from collector._requests import extract_requests, text_calls
+from collector.model.domain import Resource, Span, SpanEvent
+from collector.recognise.requests import extract_requests, text_calls
 
 
 def chat(attributes: dict[str, Any], events: tuple[SpanEvent, ...] = ()) -> Span:

@@ -9,8 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from collector._database import open_writer
-from collector._writer import Writer, WriterSettings
+from collector.store.database import open_writer
+from collector.store.writer import Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from scoring import Spec, SpecError, load_specs
-from scoring._spec import CATALOGUE_KEYS
+from scoring.spec.specs import CATALOGUE_KEYS
 
 EVERY_KEY = """
 name: everything

@@ -23,11 +23,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector._database import open_writer
-from collector._ingest import Ingest
-from collector._model import Resource, Span
-from collector._prepare import prepare_spans
-from collector._writer import StoreUnavailable, WriteJob, Writer, WriterSettings
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import Resource, Span
+from collector.receive.ingest import Ingest
+from collector.store.database import open_writer
+from collector.store.writer import StoreUnavailable, WriteJob, Writer, WriterSettings
 from tests._raw import GrpcSender, get_json, post_http, request
 from tests._server import ServeProcess
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector._database import open_writer
+from collector.store.database import open_writer
 from scoring import ensure_verdict_schema
 
 TABLES = {"spans", "executions", "tool_requests", "run_traces", "verdicts"}

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from collector._logging import setup_logging
+from collector.cli._logging import setup_logging
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess, free_port
 

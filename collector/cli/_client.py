@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from collector._database import DatabaseError
+from collector.store.database import DatabaseError
 
 
 class ServerError(RuntimeError):

@@ -20,11 +20,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from collector._demo_agent import ROLLOUTS, run_agent
-from collector._server import Running, start, stop
-from collector._settings import Address, ServeSettings
+from collector.cli._demo_agent import ROLLOUTS, run_agent
+from collector.serve.server import Running, start, stop
+from collector.serve.settings import Address, ServeSettings
 from scoring import Verdict, aggregate
-from scoring._format import tasks_text
+from scoring.report.text import tasks_text
 
 DEMO_SPECS = """\
 # The demo's specs: edit them and re-run `tracescore score --db {db} --spec {specs}`.

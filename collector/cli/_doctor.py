@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from collector._database import explain_open_error
-from collector._settings import Address, ServeSettings
+from collector.serve.settings import Address, ServeSettings
+from collector.store.database import explain_open_error
 
 _MIN_FREE_BYTES = 1 << 30
 

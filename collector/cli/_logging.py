@@ -30,8 +30,8 @@ from typing import IO, Any
 
 import duckdb
 
-from collector._settings import ServeSettings
-from scoring._format import number, table
+from collector.serve.settings import ServeSettings
+from scoring.report.text import number, table
 
 # Every attribute a LogRecord has of its own: anything else was passed with `extra=` and is kept.
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}

@@ -10,13 +10,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collector import _scoring_commands as commands
-from collector._client import ServerError
-from collector._database import DatabaseError
-from collector._logging import json_logs, serve_with_status, setup_logging, status_line, stored_summary
-from collector._scoring_commands import UserError
-from collector._server import BindError, PluginError, serve
-from collector._settings import (
+from collector.cli import _scoring_commands as commands
+from collector.cli._client import ServerError
+from collector.cli._logging import json_logs, serve_with_status, setup_logging, status_line, stored_summary
+from collector.cli._scoring_commands import UserError
+from collector.serve.server import BindError, PluginError, serve
+from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
     LOG_LEVELS,
@@ -26,9 +25,10 @@ from collector._settings import (
     parse_workers,
     resolve_serve_settings,
 )
-from collector._sql import SqlRefused
+from collector.store.database import DatabaseError
+from collector.store.sql import SqlRefused
 from scoring import DiffError, SpecError
-from scoring._report import BUCKETS, SECTIONS
+from scoring.report.build import BUCKETS, SECTIONS
 
 EXIT_USAGE = 2
 if TYPE_CHECKING:
@@ -368,14 +368,14 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from collector._demo import run_demo
+    from collector.cli._demo import run_demo
 
     return run_demo(args.db, resolve_serve_settings({}))
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from collector._client import discover
-    from collector._export import export
+    from collector.cli._client import discover
+    from collector.store.export import export
 
     if discover(args.db, None) is not None:
         raise UserError(
@@ -391,7 +391,7 @@ def _run_export(args: argparse.Namespace) -> int:
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
-    from collector._doctor import run_doctor
+    from collector.cli._doctor import run_doctor
 
     flags = {
         "db": args.db,
@@ -444,7 +444,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (e.g. `| head`) went away: not an error of ours
         sys.stderr.close()
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,12 @@
 """The CLI reference in docs/cli.md, generated from the parser itself so it cannot drift
-(`python -m collector._cli_reference > docs/cli.md`; tests/test_docs.py compares)."""
+(`python -m collector.cli._reference > docs/cli.md`; tests/test_docs.py compares)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from collector.cli import build_parser
+from collector.cli._main import build_parser
 
 _WIDTH = "100"  # argparse wraps to the terminal: a fixed width keeps the page reproducible
 
@@ -18,7 +18,7 @@ def render() -> str:
         parser = build_parser()
         parts = [
             "# CLI reference\n",
-            "Generated from `tracescore --help` by `python -m collector._cli_reference > docs/cli.md`; "
+            "Generated from `tracescore --help` by `python -m collector.cli._reference > docs/cli.md`; "
             "a test fails when this page and the CLI disagree.\n",
             "```\n" + parser.format_help() + "```\n",
         ]

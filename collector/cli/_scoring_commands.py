@@ -19,10 +19,10 @@ from typing import Any
 
 import duckdb
 
-from collector import _client as client
-from collector._database import DatabaseError, explain_open_error
-from collector._logging import Progress, status_line
-from collector._sql import format_rows, query_file
+from collector.cli import _client as client
+from collector.cli._logging import Progress, status_line
+from collector.store.database import DatabaseError, explain_open_error
+from collector.store.sql import format_rows, query_file
 from scoring import (
     Spec,
     TaskResult,
@@ -33,9 +33,11 @@ from scoring import (
     load_specs,
     verdict_from_dict,
 )
-from scoring._batch import Scored, score_records
-from scoring._evidence import complete_run_ids
-from scoring._format import (
+from scoring.batch.score import Scored, score_records
+from scoring.evidence.runs import complete_run_ids
+from scoring.report.build import Report, ReportError, build_report, sections
+from scoring.report.html import report_html
+from scoring.report.text import (
     VerdictView,
     report_json,
     report_text,
@@ -43,8 +45,6 @@ from scoring._format import (
     verdicts_text,
     write_verdicts_json,
 )
-from scoring._report import Report, ReportError, build_report, sections
-from scoring._report_html import report_html
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -81,7 +81,7 @@ def _scored(
     task_id: str | None = None,
     store: bool = False,
 ) -> list[Scored]:
-    """The verdicts of `score_runs`, judged set-based where the spec allows (scoring/_batch.py) and
+    """The verdicts of `score_runs`, judged set-based where the spec allows (scoring/batch/score.py) and
     stored as they come if asked, with a progress bar over the complete runs when stderr is a terminal."""
     verdicts = score_records(connection, specs, run_id=run_id, task_id=task_id, store=store)
     if status_line() is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collector._model import Span
+from collector.model.domain import Span
 
 
 class UndecodableRequest(ValueError):

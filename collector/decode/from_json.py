@@ -13,9 +13,9 @@ import binascii
 import json
 from typing import Any
 
-from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
-from collector._jsontext import to_json
-from collector._model import Resource, Span, SpanEvent, SpanLink
+from collector.decode.decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
+from collector.model.domain import Resource, Span, SpanEvent, SpanLink
+from collector.model.jsontext import to_json
 
 _HEX = frozenset("0123456789abcdef")
 

@@ -8,9 +8,9 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from collector._decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
-from collector._jsontext import to_json
-from collector._model import Resource, Span, SpanEvent, SpanLink
+from collector.decode.decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
+from collector.model.domain import Resource, Span, SpanEvent, SpanLink
+from collector.model.jsontext import to_json
 
 
 def any_value(value: AnyValue) -> Any:

@@ -1,4 +1,4 @@
-"""Decode workers: processes that prepare OTLP requests (collector/_prepare.py) beside the server.
+"""Decode workers: processes that prepare OTLP requests (collector/decode/prepare.py) beside the server.
 
 One Python process runs one thread of Python at a time, and decoding and recognition were about half
 of it; in worker processes they run on the other cores, and the server keeps its interpreter for
@@ -29,8 +29,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from collector._prepare import Encoding, PreparedRequest, prepare_request
-from collector._warm_up import WARM_UP_BODY
+from collector.decode._warm_up import WARM_UP_BODY
+from collector.decode.prepare import Encoding, PreparedRequest, prepare_request
 
 log = logging.getLogger("tracescore.ingest")
 

@@ -1,9 +1,9 @@
 """A request's spans made ready for the writer: decoded, recognised and turned into rows.
 
 This is most of the Python work of ingest (bench/README.md), and none of it needs the writer's state,
-so it can run in a decode worker process (collector/_prepare_pool.py) as well as in the server's own.
+so it can run in a decode worker process (collector/decode/pool.py) as well as in the server's own.
 What comes out crosses the process boundary: the rows as an Arrow table, recognition's records
-pickled compactly (collector/_model.py `compact_pickle`), and the counts the receivers answer with.
+pickled compactly (collector/model/domain.py `compact_pickle`), and the counts the receivers answer with.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Literal
 
 import pyarrow as pa
 
-from collector._decode_json import decode_json
-from collector._decode_pb import decode_protobuf
-from collector._decoded import DecodedRequest
-from collector._model import OWN_SCOPE, Span
-from collector._recognise import recognise
-from collector._rows import SPAN_SCHEMA, spans_table
-from collector._tracker import Recognised
+from collector.decode.decoded import DecodedRequest
+from collector.decode.from_json import decode_json
+from collector.decode.from_protobuf import decode_protobuf
+from collector.model.domain import OWN_SCOPE, Span
+from collector.recognise.span import recognise
+from collector.store._tracker import Recognised
+from collector.store.rows import SPAN_SCHEMA, spans_table
 
 Encoding = Literal["protobuf", "json"]
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from collector._jsontext import to_json
+from collector.model.jsontext import to_json
 
 _T = TypeVar("_T")
 
 
 def compact_pickle(cls: type[_T]) -> type[_T]:
     """Pickle as (class, field values): what recognition returns crosses from the decode workers
-    (collector/_prepare_pool.py), and the default for slotted dataclasses (a state dict per object, set
+    (collector/decode/pool.py), and the default for slotted dataclasses (a state dict per object, set
     field by field; Python code for frozen ones) took 19 µs a span to load against 7 this way."""
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     # attrgetter with two or more names returns the values as a tuple, read in C.

@@ -18,9 +18,9 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from collector._prepare import Encoding, PreparedRequest
-from collector._prepare_pool import Preparer
-from collector._writer import StoreUnavailable, WriteJob, Writer
+from collector.decode.pool import Preparer
+from collector.decode.prepare import Encoding, PreparedRequest
+from collector.store.writer import StoreUnavailable, WriteJob, Writer
 
 
 @dataclass(slots=True)

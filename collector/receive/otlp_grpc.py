@@ -14,9 +14,9 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from collector._decoded import UndecodableRequest
-from collector._ingest import Ingest
-from collector._writer import StoreUnavailable
+from collector.decode.decoded import UndecodableRequest
+from collector.receive.ingest import Ingest
+from collector.store.writer import StoreUnavailable
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 RESPONSE_LIMIT_BYTES = 4 * 1024 * 1024

@@ -17,10 +17,10 @@ from aiohttp import web
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from collector._decoded import UndecodableRequest
-from collector._ingest import Ingest
-from collector._prepare import PreparedRequest
-from collector._writer import StoreUnavailable
+from collector.decode.decoded import UndecodableRequest
+from collector.decode.prepare import PreparedRequest
+from collector.receive.ingest import Ingest
+from collector.store.writer import StoreUnavailable
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from collector._model import NO_ARGUMENTS, Arguments
+from collector.model.domain import NO_ARGUMENTS, Arguments
 
 
 def _no_constants(name: str) -> Any:
@@ -59,7 +59,7 @@ def parse_arguments(value: Any) -> Arguments:
 
 def parse_result(value: Any) -> Any:
     """A result as received: text stays text (whether it is JSON is decided by DuckDB when the row is
-    written, see collector/_rows.py), a structured value stays structured."""
+    written, see collector/store/rows.py), a structured value stays structured."""
     return value
 
 

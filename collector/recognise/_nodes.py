@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector._model import AgentInfo, Span, SpanNode
+from collector.model.domain import AgentInfo, Span, SpanNode
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
 _AGENT_RUN_ID_KEYS = ("gen_ai.agent.call.id", "agno.run.id", "gcp.vertex.agent.invocation_id")

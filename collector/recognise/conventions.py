@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from collector._content import load_json_text, parse_arguments, parse_result, unwrap_traceloop
-from collector._model import NO_ARGUMENTS, STATUS_ERROR, Arguments, Span, ToolExecution
+from collector.model.domain import NO_ARGUMENTS, STATUS_ERROR, Arguments, Span, ToolExecution
+from collector.recognise._content import load_json_text, parse_arguments, parse_result, unwrap_traceloop
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from collector._content import load_json_text, parse_arguments
-from collector._model import Span, ToolRequest
+from collector.model.domain import Span, ToolRequest
+from collector.recognise._content import load_json_text, parse_arguments
 
 _OPENINFERENCE = re.compile(
     r"llm\.output_messages\.(\d+)\.message\.(?:tool_calls|contents)\.(\d+)\."

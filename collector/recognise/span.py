@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collector._conventions import recognise_execution
-from collector._model import Span
-from collector._nodes import span_node
-from collector._requests import extract_requests
-from collector._tracker import Recognised
+from collector.model.domain import Span
+from collector.recognise._nodes import span_node
+from collector.recognise.conventions import recognise_execution
+from collector.recognise.requests import extract_requests
+from collector.store._tracker import Recognised
 
 
 def recognise(span: Span) -> Recognised:

@@ -9,9 +9,9 @@ from typing import Any
 
 import grpc
 
-from collector import _queries as queries
-from collector._services import Services
 from collector.api.v1 import verdicts_pb2, verdicts_pb2_grpc
+from collector.serve import _queries as queries
+from collector.serve._services import Services
 
 _TIMEOUT_S = 10.0
 

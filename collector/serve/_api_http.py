@@ -15,13 +15,13 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
-from collector import _queries as queries
-from collector._metrics import render_metrics
-from collector._openapi import OPENAPI
-from collector._services import Services
-from collector._sql import SqlRefused
+from collector.serve import _queries as queries
+from collector.serve._metrics import render_metrics
+from collector.serve._openapi import OPENAPI
+from collector.serve._services import Services
+from collector.store.sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
-from scoring._report import BUCKETS, SECTIONS, ReportError, build_report, sections
+from scoring.report.build import BUCKETS, SECTIONS, ReportError, build_report, sections
 
 _QUERY_TIMEOUT_S = 10.0
 _FELL_BEHIND = "this watcher fell too far behind and was disconnected; reconnect with existing=true"

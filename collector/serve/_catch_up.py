@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import duckdb
 
 from scoring import Run, Spec
-from scoring._evidence import complete_runs
-from scoring._select import selects
+from scoring.evidence.runs import complete_runs
+from scoring.spec.select import selects
 
 WINDOW_S = 15 * 60
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from scoring import Verdict
-from scoring._verdict_store import verdict_json
+from scoring.verdict.table import verdict_json
 
 _QUEUE_LIMIT = 10_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collector._services import Services
+    from collector.serve._services import Services
 
 
 def _label(value: str) -> str:

@@ -5,7 +5,7 @@ A late span re-opens a run; when it completes again its version grows and a new 
 beside the old one (verdicts are keyed on run, spec and run version), so the history stays queryable.
 
 At start, runs an earlier process completed but never scored (a crash between the two, or a server
-without specs) are looked up once (collector/_catch_up.py) and scored in batches while no live run
+without specs) are looked up once (collector/serve/_catch_up.py) and scored in batches while no live run
 waits: live runs keep their latency, and a stop leaves the rest for the next start.
 """
 
@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from collector._catch_up import Unscored, unscored_runs
-from collector._hub import VerdictHub
-from collector._live_evidence import LiveRun, live_evidence, spanning_other_traces
-from collector._spec_source import SpecSource
-from collector._verdict_export import VerdictExporter
-from collector._writer import CompletedTrace
+from collector.serve._catch_up import Unscored, unscored_runs
+from collector.serve._hub import VerdictHub
+from collector.serve._spec_source import SpecSource
+from collector.serve._verdict_export import VerdictExporter
+from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
+from collector.store.writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
-from scoring._evidence import Run, complete_runs, load_evidence
-from scoring._verdict_store import verdict_json
+from scoring.evidence.runs import Run, complete_runs, load_evidence
+from scoring.verdict.table import verdict_json
 
 log = logging.getLogger("tracescore.online")
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from collector._sql import SqlRefused, check_read_only
+from collector.store.sql import SqlRefused, check_read_only
 from scoring import TaskResult, Verdict, aggregate, verdict_from_dict
 
 T = TypeVar("T")

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from collector._hub import VerdictHub
-from collector._ingest import Ingest
-from collector._online import OnlineScorer
-from collector._spec_source import SpecSource
-from collector._writer import Writer
+from collector.receive.ingest import Ingest
+from collector.serve._hub import VerdictHub
+from collector.serve._online import OnlineScorer
+from collector.serve._spec_source import SpecSource
+from collector.store.writer import Writer
 
 
 @dataclass(slots=True)

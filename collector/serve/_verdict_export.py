@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Link, SpanContext, TraceFlags
 
-from collector._model import OWN_SCOPE
+from collector.model.domain import OWN_SCOPE
 from scoring import Verdict
 
 log = logging.getLogger("tracescore.export")

@@ -22,21 +22,21 @@ from pathlib import Path
 import grpc
 from aiohttp import web
 
-from collector._api_grpc import add_api
-from collector._api_http import HttpApi
-from collector._database import open_writer
-from collector._grpc_receiver import start_grpc
-from collector._http_receiver import build_app, start_http
-from collector._hub import VerdictHub
-from collector._ingest import Ingest
-from collector._online import OnlineScorer
-from collector._prepare_pool import Preparer, auto_workers
-from collector._security import Security, TokenInterceptor, http_middleware
-from collector._services import Services
-from collector._settings import AUTO_WORKERS, ServeSettings
-from collector._spec_source import SpecSource
-from collector._verdict_export import ExportSettings, VerdictExporter
-from collector._writer import CompletedTrace, Writer, WriterSettings
+from collector.decode.pool import Preparer, auto_workers
+from collector.receive.ingest import Ingest
+from collector.receive.otlp_grpc import start_grpc
+from collector.receive.otlp_http import build_app, start_http
+from collector.receive.security import Security, TokenInterceptor, http_middleware
+from collector.serve._api_grpc import add_api
+from collector.serve._api_http import HttpApi
+from collector.serve._hub import VerdictHub
+from collector.serve._online import OnlineScorer
+from collector.serve._services import Services
+from collector.serve._spec_source import SpecSource
+from collector.serve._verdict_export import ExportSettings, VerdictExporter
+from collector.serve.settings import AUTO_WORKERS, ServeSettings
+from collector.store.database import open_writer
+from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
 log = logging.getLogger("tracescore.serve")
 

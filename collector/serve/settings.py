@@ -81,7 +81,7 @@ class Setting:
         return self.name
 
 
-AUTO_WORKERS = -1  # decode workers: one per core beyond the first (collector/_prepare_pool.py)
+AUTO_WORKERS = -1  # decode workers: one per core beyond the first (collector/decode/pool.py)
 
 
 @dataclass(frozen=True, slots=True)

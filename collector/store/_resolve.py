@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector._model import SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import SpanNode, ToolExecution, ToolRequest
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from collector._model import Resource, Span, SpanEvent, SpanLink
+from collector.model.domain import Resource, Span, SpanEvent, SpanLink
 
 _COLUMNS = (
     "trace_id, span_id, parent_span_id, name, kind, epoch_ns(start_time), epoch_ns(end_time), status_code, "

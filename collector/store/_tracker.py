@@ -12,7 +12,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from collector._model import SpanNode, ToolExecution, ToolRequest, compact_pickle
+from collector.model.domain import SpanNode, ToolExecution, ToolRequest, compact_pickle
 
 
 @dataclass(slots=True)

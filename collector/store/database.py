@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from collector._schema import SCHEMA_VERSION, create_schema_sql
-from scoring._ddl import execute_ddl
+from collector.store.schema import SCHEMA_VERSION, create_schema_sql
+from scoring.verdict.ddl import execute_ddl
 
 
 class DatabaseError(RuntimeError):

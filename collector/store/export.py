@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector._database import DatabaseError, explain_open_error
+from collector.store.database import DatabaseError, explain_open_error
 
 # The Collector's ClickHouse exporter writes kinds and status codes as these words.
 _KIND = "['Unspecified', 'Internal', 'Server', 'Client', 'Producer', 'Consumer'][kind + 1]"

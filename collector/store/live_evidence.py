@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import duckdb
 
-from collector._jsontext import to_json
-from collector._model import Arguments
-from collector._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
-from scoring._definitions import DefinitionLoader
-from scoring._evidence import Evidence, Execution, Request, Run
+from collector.model.domain import Arguments
+from collector.model.jsontext import to_json
+from collector.store._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
+from scoring.evidence.definitions import DefinitionLoader
+from scoring.evidence.runs import Evidence, Execution, Request, Run
 
 
 @dataclass(slots=True)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from collector._jsontext import to_json
-from collector._model import Span
-from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary
+from collector.model.domain import Span
+from collector.model.jsontext import to_json
+from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary
 
 _TS_NS = pa.timestamp("ns")
 _TS_US = pa.timestamp("us")

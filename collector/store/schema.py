@@ -11,7 +11,7 @@ SCHEMA_VERSION = 1
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
 # 0.43 s for 240 k bench spans), and a checkpoint stops the writer. Files whose storage version
-# predates per-column compression get the default (scoring/_ddl.py).
+# predates per-column compression get the default (scoring/verdict/ddl.py).
 
 # Rows of each batch carry `ingest_seq`, a number that only grows: DuckDB's per-row-group min/max
 # (zonemaps) then prune scans to recent data, which random trace ids never could.

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 
-from collector._database import DatabaseError, explain_open_error
+from collector.store.database import DatabaseError, explain_open_error
 
 # Statement types that only read. DESCRIBE, SHOW and SUMMARIZE parse as SELECT.
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}

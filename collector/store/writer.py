@@ -18,20 +18,20 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from collector._live_evidence import LiveRun, live_runs
-from collector._prepare import PreparedSpans, stamped
-from collector._recognise import recognise
-from collector._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
-from collector._rows import (
+from collector.decode.prepare import PreparedSpans, stamped
+from collector.recognise.span import recognise
+from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
+from collector.store._stored_spans import load_traces
+from collector.store._tracker import Recognised, TraceState, Tracker
+from collector.store.live_evidence import LiveRun, live_runs
+from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
     SPAN_SCHEMA,
     executions_table,
     requests_table,
     run_traces_table,
 )
-from collector._stored_spans import load_traces
-from collector._tracker import Recognised, TraceState, Tracker
-from scoring._arrow_view import register_arrow
+from scoring.verdict.arrow_view import register_arrow
 
 log = logging.getLogger("tracescore.writer")
 

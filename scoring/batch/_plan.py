@@ -7,11 +7,14 @@ other check keeps the Python judge, whose verdicts the SQL ones must equal (test
 
 from __future__ import annotations
 
-from scoring import _checks, _judge  # noqa: F401  (_judge registers the catalogue: CHECKS is complete)
-from scoring._batch_sql import verdict_query
-from scoring._checks import CHECKS
-from scoring._spec import CATALOGUE_KEYS, Spec
-from scoring._sql_literal import NotCompilable
+from scoring.batch._sql import verdict_query
+from scoring.batch._sql_literal import NotCompilable
+from scoring.checks import (
+    catalogue,  # noqa: F401  (registers the catalogue: CHECKS is complete)
+    registry,
+)
+from scoring.checks.registry import CHECKS
+from scoring.spec.specs import CATALOGUE_KEYS, Spec
 
 # The checks a verdict can hold, in registration order; any other (a user's) may apply to every spec.
 BUILT_IN_CHECKS = (
@@ -34,9 +37,9 @@ _COMPILED_CATALOGUE = {"forbidden_tools"}
 def _checks_are_built_in() -> bool:
     return (
         tuple(CHECKS) == BUILT_IN_CHECKS
-        and CHECKS["expected_tool"] is _checks.expected_tools
-        and CHECKS["arguments"] is _checks.arguments
-        and CHECKS["latency"] is _checks.latency
+        and CHECKS["expected_tool"] is registry.expected_tools
+        and CHECKS["arguments"] is registry.arguments
+        and CHECKS["latency"] is registry.latency
     )
 
 

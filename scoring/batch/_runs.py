@@ -1,5 +1,5 @@
 """The runs a set-based scoring call judges: the complete runs `score_runs` would take, in a temporary
-table of the connection that every spec's query reads (and `select` narrows, scoring/_batch_select.py).
+table of the connection that every spec's query reads (and `select` narrows, scoring/batch/_select.py).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import uuid
 
 import duckdb
 
-from scoring._evidence import RUN_ORDER, complete_runs_source
+from scoring.evidence.runs import RUN_ORDER, complete_runs_source
 
 
 class Runs:

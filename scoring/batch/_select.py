@@ -1,4 +1,5 @@
-"""A spec's `select` over many runs at once, with the very function that judges one run (scoring/_select.py).
+"""A spec's `select` over many runs at once, with the very function that judges one run
+(scoring/spec/select.py).
 
 `select` compares loosely (`"1"` matches `1`, `True` matches `"true"`, a list means any of), which SQL
 would only approximate. The values it reads are few and repeat across runs (a service, a task id), so
@@ -15,12 +16,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from scoring._arrow_view import register_arrow
-from scoring._evidence import Run
-from scoring._select import selects
-from scoring._sql_match import member
+from scoring.batch._sql_match import member
+from scoring.evidence.runs import Run
+from scoring.spec.select import selects
+from scoring.verdict.arrow_view import register_arrow
 
-# The run's own fields `select` knows by a short name (scoring/_select.py), as columns of the runs table.
+# The run's own fields `select` knows by a short name (scoring/spec/select.py), as columns of the runs table.
 _FIELDS = {
     "service.name": "service_name",
     "agent": "agent_name",

@@ -1,6 +1,6 @@
 """One spec's verdicts over many runs, as one DuckDB query (set-based scoring).
 
-The query mirrors scoring/_judge.py for the compiled subset (scoring/_batch_plan.py) step by step:
+The query mirrors scoring/judge/run.py for the compiled subset (scoring/batch/_plan.py) step by step:
 executions and requests are folded per run into the few facts each check needs; the checks, gates
 and notes are derived from those facts; the verdict is assembled as JSON text in the key order of
 `Verdict.to_dict`, so that `json.loads` of it gives exactly what the Python judge gives
@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from scoring import _sql_json as js
-from scoring import _sql_literal as lit
-from scoring._spec import Spec
-from scoring._sql_match import subset
+from scoring.batch import _sql_json as js
+from scoring.batch import _sql_literal as lit
+from scoring.batch._sql_match import subset
+from scoring.spec.specs import Spec
 
 # load_evidence's orders: the Python judge sees executions and requests in these.
 _EXECUTION_ORDER = "ex.start_time, ex.span_id"
@@ -29,7 +29,7 @@ _LEADER = "({table}.agent_path IS NULL OR NOT contains({table}.agent_path, '/'))
 
 
 def _compact(value: object) -> str:
-    """scoring/_checks.py's rendering of an argument spec in a detail."""
+    """scoring/checks/registry.py's rendering of an argument spec in a detail."""
     return json.dumps(value, sort_keys=True, separators=(", ", ": "))
 
 
@@ -328,7 +328,7 @@ _REQUEST_REFERENCE = js.obj(
 
 
 def _reconciliation(q: _Query) -> str:
-    """scoring/_reconcile.py: every call of the (scoped) run, and counts by state."""
+    """scoring/checks/reconcile.py: every call of the (scoped) run, and counts by state."""
     calls = q.per_execution(f"string_agg(ex.entry, ',' ORDER BY {_EXECUTION_ORDER}) FILTER (ex.seen)", "NULL")
     unexecuted_call = js.obj(
         [

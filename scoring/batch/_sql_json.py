@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scoring import _sql_literal as lit
+from scoring.batch import _sql_literal as lit
 
 
 def value(expression: str) -> str:

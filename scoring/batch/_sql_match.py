@@ -1,4 +1,4 @@
-"""`matches_subset` and `json_equal` (scoring/_matching.py) as DuckDB SQL over stored argument text.
+"""`matches_subset` and `json_equal` (scoring/checks/matching.py) as DuckDB SQL over stored argument text.
 
 Values are compared as DuckDB re-serialises them (`json_extract` writes every value it returns
 afresh): a scalar is JSON-equal to the spec's value exactly when its text is one of a few constant
@@ -18,8 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from scoring import _sql_literal as lit
-from scoring._sql_literal import NotCompilable
+from scoring.batch import _sql_literal as lit
+from scoring.batch._sql_literal import NotCompilable
 
 _MAX_NODES = 2_000  # values in one argument spec; larger ones are judged in Python
 _WHITESPACE = "' ' || chr(9) || chr(10) || chr(13)"  # JSON's

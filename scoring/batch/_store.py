@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from scoring._spec import Spec
+from scoring.spec.specs import Spec
 
 STORED_COLUMNS = (
     "run_id, trace_id, task_id, spec, spec_fingerprint, profile, label, passed, value, reason, checks, "

@@ -1,6 +1,6 @@
 """Scoring a stored history set-based: one SQL query per spec and slice of runs, not a loop per run.
 
-Specs in the compiled subset (scoring/_batch_plan.py) are judged by scoring/_batch_sql.py; the others
+Specs in the compiled subset (scoring/batch/_plan.py) are judged by scoring/batch/_sql.py; the others
 by the Python judge, run by run, as `score_runs` does. Verdicts come out in `score_runs`' order (runs
 by first span, then the specs in the order given) and equal the Python judge's: a mixed list of specs
 gives the same verdicts, whichever path judged each.
@@ -18,17 +18,17 @@ from typing import Any
 
 import duckdb
 
-from scoring import _batch_store as storage
-from scoring._batch_plan import not_compiled
-from scoring._batch_runs import Runs
-from scoring._batch_select import chosen_runs
-from scoring._batch_sql import verdict_query
-from scoring._evidence import complete_runs, load_evidence
-from scoring._scorer import score_evidence
-from scoring._spec import Spec
-from scoring._sql_literal import NotCompilable
-from scoring._verdict import Label, Verdict, verdict_from_dict
-from scoring._verdict_store import store_verdicts
+from scoring.batch import _store as storage
+from scoring.batch._plan import not_compiled
+from scoring.batch._runs import Runs
+from scoring.batch._select import chosen_runs
+from scoring.batch._sql import verdict_query
+from scoring.batch._sql_literal import NotCompilable
+from scoring.evidence.runs import complete_runs, load_evidence
+from scoring.judge.scorer import score_evidence
+from scoring.spec.specs import Spec
+from scoring.verdict.record import Label, Verdict, verdict_from_dict
+from scoring.verdict.table import store_verdicts
 
 log = logging.getLogger("tracescore.scoring")
 

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from scoring._checks import Scoped, attempt_states, register_check
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.registry import Scoped, attempt_states, register_check
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 def _wanted(low: int, high: int | None) -> str:

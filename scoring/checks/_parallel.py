@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring._checks import Scoped, register_check
-from scoring._evidence import Execution
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.registry import Scoped, register_check
+from scoring.evidence.runs import Execution
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 def interval_rounds(calls: list[Execution]) -> list[list[Execution]]:

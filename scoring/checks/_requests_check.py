@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from scoring._checks import Scoped, register_check
-from scoring._reconcile import reference
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.reconcile import reference
+from scoring.checks.registry import Scoped, register_check
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 @register_check("require_executions_for_requests")

@@ -4,7 +4,7 @@ The type policy is explicit rather than Python's `==` (where `True == 1`): an in
 a number is expected and numbers compare by value (`1 == 1.0`); a boolean is never a number; a string
 is never a number. String normalisation is opt-in and names its character classes (BFCL's silently
 strips `_`, so `a_b` equals `ab`; here punctuation separates words instead). Regexes run on RE2, in
-time linear in the value (scoring/_regex.py): a hostile argument cannot stall the scorer.
+time linear in the value (scoring/spec/regex.py): a hostile argument cannot stall the scorer.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from scoring._checks import Scoped, register_check
-from scoring._evidence import Execution
-from scoring._regex import PatternError, fullmatch
-from scoring._spec import Spec
-from scoring._spec_catalogue import Rule
-from scoring._verdict import CheckResult
+from scoring.checks.registry import Scoped, register_check
+from scoring.evidence.runs import Execution
+from scoring.spec.check_models import Rule
+from scoring.spec.regex import PatternError, fullmatch
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 def fold(text: str) -> str:

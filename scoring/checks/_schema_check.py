@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring._checks import Scoped, register_check
-from scoring._evidence import Execution
-from scoring._jsonschema import schema_problem, violations
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.registry import Scoped, register_check
+from scoring.evidence.runs import Execution
+from scoring.spec.jsonschema import schema_problem, violations
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 _KIND = "schema"
 _SOURCES = "gen_ai.tool.definitions or llm.tools.*.tool.json_schema"

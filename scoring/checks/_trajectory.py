@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring._bipartite import matching_size, max_matching
-from scoring._checks import Scoped, register_check
-from scoring._evidence import Execution
-from scoring._rules import compact, rules_failures
-from scoring._spec import Spec
-from scoring._spec_catalogue import TrajectoryItem
-from scoring._verdict import CheckResult
+from scoring.checks._bipartite import matching_size, max_matching
+from scoring.checks._rules import compact, rules_failures
+from scoring.checks.registry import Scoped, register_check
+from scoring.evidence.runs import Execution
+from scoring.spec.check_models import TrajectoryItem
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 def item_matches(item: TrajectoryItem, call: Execution) -> bool:

@@ -6,9 +6,9 @@ called a forbidden tool but met every check still has value 1.0, and still fails
 
 from __future__ import annotations
 
-from scoring._checks import Scoped
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.registry import Scoped
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 def _attempted(evidence: Scoped) -> set[str]:

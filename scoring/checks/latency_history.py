@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from scoring._checks import Scoped
-from scoring._spec import Spec
-from scoring._spec_catalogue import PERCENTILES, window_seconds
+from scoring.checks.registry import Scoped
+from scoring.spec.check_models import PERCENTILES, window_seconds
+from scoring.spec.specs import Spec
 
 DETAIL_KEY = "latency_history"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring._checks import Scoped
-from scoring._evidence import Execution, Request
+from scoring.checks.registry import Scoped
+from scoring.evidence.runs import Execution, Request
 
 STATES = (
     "clean",

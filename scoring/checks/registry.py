@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring._definitions import DefinitionSource, no_definitions
-from scoring._evidence import Execution, Request
-from scoring._matching import matches_subset
-from scoring._spec import Spec
-from scoring._verdict import CheckResult
+from scoring.checks.matching import matches_subset
+from scoring.evidence.definitions import DefinitionSource, no_definitions
+from scoring.evidence.runs import Execution, Request
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult
 
 
 @dataclass(slots=True)
@@ -116,7 +116,7 @@ def arguments(spec: Spec, evidence: Scoped) -> list[CheckResult]:
 @register_check("latency")
 def latency(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     if spec.latency is None or spec.latency.max_ms is None:
-        return []  # percentile bounds are judged per task (scoring/_latency_history.py)
+        return []  # percentile bounds are judged per task (scoring/checks/latency_history.py)
     bounds = spec.latency.max_ms
     by_bound: dict[str, list[Execution]] = {}
     for execution in evidence.clean:

@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from scoring._definitions import DefinitionLoader, DefinitionSource, no_definitions
+from scoring.evidence.definitions import DefinitionLoader, DefinitionSource, no_definitions
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -104,7 +104,7 @@ def complete_runs_source(
     *, run_id: str | None = None, task_id: str | None = None, run_ids: list[str] | None = None
 ) -> tuple[str, list[Any]]:
     """`FROM … GROUP BY run_id HAVING …` over run_traces for the complete runs wanted, and its parameters
-    (shared with set-based scoring, scoring/_batch.py, so both judge the same runs)."""
+    (shared with set-based scoring, scoring/batch/score.py, so both judge the same runs)."""
     source, params = "run_traces", list[Any]()
     if run_ids is not None or run_id is not None:
         # Written as a join so DuckDB probes the run_id index instead of scanning every run.

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scoring._matching import matches_subset
-from scoring._reconcile import reconcile
-from scoring._verdict import CheckResult, Verdict
+from scoring.checks.matching import matches_subset
+from scoring.checks.reconcile import reconcile
+from scoring.verdict.record import CheckResult, Verdict
 
 if TYPE_CHECKING:
-    from scoring._evidence import Evidence
-    from scoring._spec import Spec
+    from scoring.evidence.runs import Evidence
+    from scoring.spec.specs import Spec
 
 
 def _args(arguments: Any) -> dict[str, Any]:
@@ -22,7 +22,7 @@ def _args(arguments: Any) -> dict[str, Any]:
 
 
 def judge_reliability(spec: Spec, evidence: Evidence) -> Verdict:
-    from scoring._judge import scoped
+    from scoring.judge.run import scoped
 
     view, _ = scoped(spec, evidence)
     expected = spec.expected_tools

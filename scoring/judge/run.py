@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from scoring import _catalogue  # noqa: F401  (registers the check catalogue after the built-ins)
-from scoring._checks import CHECKS, Scoped
-from scoring._evidence import Evidence
-from scoring._gates import additional_tools, forbidden_gate, strict_gate
-from scoring._latency_history import DETAIL_KEY, samples
-from scoring._reconcile import reconcile
-from scoring._reliability import judge_reliability
-from scoring._spec import Spec
-from scoring._verdict import CheckResult, Verdict
+from scoring.checks import catalogue  # noqa: F401  (registers the check catalogue after the built-ins)
+from scoring.checks.gates import additional_tools, forbidden_gate, strict_gate
+from scoring.checks.latency_history import DETAIL_KEY, samples
+from scoring.checks.reconcile import reconcile
+from scoring.checks.registry import CHECKS, Scoped
+from scoring.evidence.runs import Evidence
+from scoring.judge._reliability import judge_reliability
+from scoring.spec.specs import Spec
+from scoring.verdict.record import CheckResult, Verdict
 
 
 def _is_leader(agent_path: str | None) -> bool:

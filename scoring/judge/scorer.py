@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import duckdb
 
-from scoring._evidence import Evidence, complete_runs, load_evidence
-from scoring._judge import judge
-from scoring._select import selects
-from scoring._spec import Spec
-from scoring._verdict import Verdict, error_verdict
+from scoring.evidence.runs import Evidence, complete_runs, load_evidence
+from scoring.judge.run import judge
+from scoring.spec.select import selects
+from scoring.spec.specs import Spec
+from scoring.verdict.record import Verdict, error_verdict
 
 log = logging.getLogger("tracescore.scoring")
 

@@ -13,8 +13,8 @@ from math import comb
 from statistics import mean
 from typing import Any
 
-from scoring._latency_history import DETAIL_KEY, evaluate
-from scoring._verdict import Verdict
+from scoring.checks.latency_history import DETAIL_KEY, evaluate
+from scoring.verdict.record import Verdict
 
 
 def pass_at_k(n: int, c: int, k: int) -> float | None:

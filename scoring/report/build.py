@@ -25,10 +25,10 @@ from typing import Any
 
 import duckdb
 
-from scoring._aggregate import TaskResult, aggregate
-from scoring._latency_history import nearest_rank
-from scoring._spec import Spec
-from scoring._verdict import Verdict
+from scoring.checks.latency_history import nearest_rank
+from scoring.report.aggregate import TaskResult, aggregate
+from scoring.spec.specs import Spec
+from scoring.verdict.record import Verdict
 
 SECTIONS = ("history", "latency", "failing")
 BUCKETS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 7 * 86_400}

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from scoring._aggregate import TaskResult, aggregate
-from scoring._verdict import verdict_from_dict
+from scoring.report.aggregate import TaskResult, aggregate
+from scoring.verdict.record import verdict_from_dict
 
 _UNCHANGED = 1e-9
 

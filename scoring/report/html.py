@@ -2,7 +2,7 @@
 or stylesheet from anywhere) showing the same figures as `report --format json`, which it also embeds
 whole in `<script type="application/json" id="tracescore-report">` for machines.
 
-Figures are printed with the same rules as the terminal tables (`scoring/_format.py`): rates and values
+Figures are printed with the same rules as the terminal tables (`scoring/report/text.py`): rates and values
 with two decimals, milliseconds with four significant digits. Elements that carry a figure also carry
 the exact value in a `data-*` attribute.
 """
@@ -15,9 +15,9 @@ from html import escape
 from math import log10
 from typing import Any
 
-from scoring._aggregate import TaskResult
-from scoring._format import ms, number
-from scoring._report import Report
+from scoring.report.aggregate import TaskResult
+from scoring.report.build import Report
+from scoring.report.text import ms, number
 
 _CSS = """
 :root{--fg:#1d2433;--muted:#5b6475;--line:#e3e6ec;--card:#f6f7f9;--pass:#1f8a4c;--fail:#c8372d;

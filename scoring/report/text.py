@@ -1,6 +1,6 @@
 """Verdicts, task results and reports as text a person reads in a terminal, or as JSON for machines.
 
-The HTML page (scoring/_report_html.py) prints its figures with `number` and `ms` from here, so a
+The HTML page (scoring/report/html.py) prints its figures with `number` and `ms` from here, so a
 figure reads the same in the terminal and on the page.
 """
 
@@ -12,13 +12,13 @@ from typing import Any, Protocol, TextIO
 
 import orjson
 
-from scoring._aggregate import TaskResult
-from scoring._report import Report
+from scoring.report.aggregate import TaskResult
+from scoring.report.build import Report
 
 
 class VerdictView(Protocol):
     """What printing a verdict reads: a `Verdict`, or a set-based verdict not yet made one
-    (scoring/_batch.py `Scored`)."""
+    (scoring/batch/score.py `Scored`)."""
 
     @property
     def run_id(self) -> str: ...

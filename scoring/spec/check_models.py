@@ -18,8 +18,8 @@ from pydantic import (
     model_validator,
 )
 
-from scoring._json import not_json
-from scoring._regex import pattern_problem
+from scoring.spec._json import not_json
+from scoring.spec.regex import pattern_problem
 
 Number = StrictFloat | StrictInt
 

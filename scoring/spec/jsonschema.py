@@ -5,7 +5,7 @@ required, additionalProperties, nested objects and arrays, $defs/$ref within the
 anything outside the schema is never fetched (no network from a scorer): it fails the check instead.
 `format` is an annotation only, as Draft 2020-12 specifies by default.
 
-`pattern` and `patternProperties` are matched with RE2 (scoring/_regex.py), not Python's `re` as the
+`pattern` and `patternProperties` are matched with RE2 (scoring/spec/regex.py), not Python's `re` as the
 library would: a schema captured in a trace and the arguments beside it are both untrusted, and one
 catastrophic pattern would stall the scorer (and, holding the GIL, the receivers).
 """
@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 from referencing.exceptions import Unresolvable
 
-from scoring._regex import pattern_problem, search
+from scoring.spec.regex import pattern_problem, search
 
 _MAX_ERRORS = 5  # per call: enough to fix the call, short enough to read
 # Values, not schemas: a `pattern` key inside them is data (unless a $ref points there, which the

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scoring._evidence import Run
+from scoring.evidence.runs import Run
 
 # Short names for the run's own fields; any other key is a resource or root-span attribute.
 _RUN_FIELDS = {

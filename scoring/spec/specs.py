@@ -25,9 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from scoring._json import not_json
-from scoring._jsonschema import schema_problem
-from scoring._spec_catalogue import (
+from scoring.spec._json import not_json
+from scoring.spec.check_models import (
     PERCENTILES,
     ArgumentRules,
     CallCount,
@@ -37,6 +36,7 @@ from scoring._spec_catalogue import (
     check_tool_names,
     window_seconds,
 )
+from scoring.spec.jsonschema import schema_problem
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]

@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 import duckdb
 import pyarrow as pa
 
-from scoring._arrow_view import register_arrow
-from scoring._ddl import execute_ddl
-from scoring._verdict import Verdict, verdict_text
+from scoring.verdict.arrow_view import register_arrow
+from scoring.verdict.ddl import execute_ddl
+from scoring.verdict.record import Verdict, verdict_text
 
 # Verdict JSON is most of what a scoring run writes (~2 kB a verdict with its reconciliation). ZSTD
 # stores it ~4x smaller than DuckDB's default string compression, in half the time (bench/README.md).
-# Files whose storage version predates it get the plain table (scoring/_ddl.py).
+# Files whose storage version predates it get the plain table (scoring/verdict/ddl.py).
 
 DDL = (
     """

@@ -1,0 +1,1 @@
+"""A stage of tracescore: docs/architecture.md."""
