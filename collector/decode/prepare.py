@@ -12,47 +12,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import pyarrow as pa
-
 from collector.decode.decoded import DecodedRequest
 from collector.decode.from_json import decode_json
 from collector.decode.from_protobuf import decode_protobuf
 from collector.model.domain import OWN_SCOPE, Span
 from collector.recognise.span import recognise
-from collector.store._tracker import Recognised
-from collector.store.rows import SPAN_SCHEMA, spans_table
+from collector.store.rows import PreparedSpans, spans_table
 
 Encoding = Literal["protobuf", "json"]
-
-_SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")
-_RECEIVED_AT = SPAN_SCHEMA.get_field_index("received_at")
-
-
-@dataclass(slots=True)
-class PreparedSpans:
-    """Spans as the writer takes them: their (trace id, span id), what recognition read off each, and
-    their rows (ingest sequence and arrival time are the writer's to stamp: see `stamped`)."""
-
-    keys: list[tuple[str, str]]
-    recognised: list[Recognised]
-    rows: pa.Table
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
 
 def prepare_spans(spans: Sequence[Span]) -> PreparedSpans:
     return PreparedSpans(
         [(s.trace_id, s.span_id) for s in spans], [recognise(s) for s in spans], spans_table(spans, 0, 0)
     )
-
-
-def stamped(rows: pa.Table, seq: int, received_us: int) -> pa.Table:
-    """The rows with the writer's ingest sequence number and arrival time."""
-    for index, value in ((_SEQ, seq), (_RECEIVED_AT, received_us)):
-        field = SPAN_SCHEMA.field(index)
-        rows = rows.set_column(index, field, pa.repeat(pa.scalar(value, field.type), rows.num_rows))
-    return rows
 
 
 @dataclass(slots=True)

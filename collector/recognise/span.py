@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from collector.model.domain import Span
+from dataclasses import dataclass
+
+from collector.model.domain import Span, SpanNode, ToolExecution, ToolRequest, compact_pickle
 from collector.recognise._nodes import span_node
 from collector.recognise.conventions import recognise_execution
 from collector.recognise.requests import extract_requests
-from collector.store._tracker import Recognised
+
+
+@compact_pickle
+@dataclass(slots=True)
+class Recognised:
+    """One span as recognition hands it on: to the run tracker, or across a decode worker's pipe."""
+
+    node: SpanNode
+    execution: ToolExecution | None
+    requests: tuple[ToolRequest, ...]
 
 
 def recognise(span: Span) -> Recognised:

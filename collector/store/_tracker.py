@@ -12,7 +12,8 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from collector.model.domain import SpanNode, ToolExecution, ToolRequest, compact_pickle
+from collector.model.domain import SpanNode, ToolExecution, ToolRequest
+from collector.recognise.span import Recognised
 
 
 @dataclass(slots=True)
@@ -31,16 +32,6 @@ class TraceState:
     persisted: bool | None = None
     version: int = 0
     completed_at: float = 0.0
-
-
-@compact_pickle
-@dataclass(slots=True)
-class Recognised:
-    """One span as the ingest step hands it to the tracker."""
-
-    node: SpanNode
-    execution: ToolExecution | None
-    requests: tuple[ToolRequest, ...]
 
 
 class Tracker:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from collector.model.domain import Span
 from collector.model.jsontext import to_json
+from collector.recognise.span import Recognised
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary
 
 _TS_NS = pa.timestamp("ns")
@@ -290,3 +292,28 @@ def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed
         for r, version, min_seq, max_seq in runs
     ]
     return _table(RUN_TRACE_SCHEMA, rows)
+
+
+_SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")
+_RECEIVED_AT = SPAN_SCHEMA.get_field_index("received_at")
+
+
+@dataclass(slots=True)
+class PreparedSpans:
+    """Spans as the writer takes them: their (trace id, span id), what recognition read off each, and
+    their rows (ingest sequence and arrival time are the writer's to stamp: see `stamped`)."""
+
+    keys: list[tuple[str, str]]
+    recognised: list[Recognised]
+    rows: pa.Table
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def stamped(rows: pa.Table, seq: int, received_us: int) -> pa.Table:
+    """The rows with the writer's ingest sequence number and arrival time."""
+    for index, value in ((_SEQ, seq), (_RECEIVED_AT, received_us)):
+        field = SPAN_SCHEMA.field(index)
+        rows = rows.set_column(index, field, pa.repeat(pa.scalar(value, field.type), rows.num_rows))
+    return rows

@@ -18,18 +18,19 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from collector.decode.prepare import PreparedSpans, stamped
-from collector.recognise.span import recognise
+from collector.recognise.span import Recognised, recognise
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
-from collector.store._tracker import Recognised, TraceState, Tracker
+from collector.store._tracker import TraceState, Tracker
 from collector.store.live_evidence import LiveRun, live_runs
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
     SPAN_SCHEMA,
+    PreparedSpans,
     executions_table,
     requests_table,
     run_traces_table,
+    stamped,
 )
 from scoring.verdict.arrow_view import register_arrow
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoring.checks.matching import matches_subset
 from scoring.checks.reconcile import reconcile
+from scoring.judge._scope import scoped
 from scoring.verdict.record import CheckResult, Verdict
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ def _args(arguments: Any) -> dict[str, Any]:
 
 
 def judge_reliability(spec: Spec, evidence: Evidence) -> Verdict:
-    from scoring.judge.run import scoped
-
     view, _ = scoped(spec, evidence)
     expected = spec.expected_tools
     allowed = set(expected) if expected is not None else set()

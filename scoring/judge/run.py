@@ -8,24 +8,12 @@ from scoring.checks import catalogue  # noqa: F401  (registers the check catalog
 from scoring.checks.gates import additional_tools, forbidden_gate, strict_gate
 from scoring.checks.latency_history import DETAIL_KEY, samples
 from scoring.checks.reconcile import reconcile
-from scoring.checks.registry import CHECKS, Scoped
+from scoring.checks.registry import CHECKS
 from scoring.evidence.runs import Evidence
 from scoring.judge._reliability import judge_reliability
+from scoring.judge._scope import scoped
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult, Verdict
-
-
-def _is_leader(agent_path: str | None) -> bool:
-    return agent_path is None or "/" not in agent_path
-
-
-def scoped(spec: Spec, evidence: Evidence) -> tuple[Scoped, int]:
-    """The evidence the spec may see, and how many member executions `scope: leader` left out."""
-    if spec.scope == "all":
-        return Scoped(evidence.executions, evidence.requests, evidence.definitions), 0
-    executions = tuple(e for e in evidence.executions if _is_leader(e.agent_path))
-    requests = tuple(r for r in evidence.requests if _is_leader(r.agent_path))
-    return Scoped(executions, requests, evidence.definitions), len(evidence.executions) - len(executions)
 
 
 def _nothing_applied(spec: Spec) -> list[str]:
