@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from collector.cli._main import build_parser
+from collector.cli._parser import build_parser
 
 _WIDTH = "100"  # argparse wraps to the terminal: a fixed width keeps the page reproducible
 

@@ -3,6 +3,11 @@ YAML configuration file and a default.
 
 Precedence: flag > environment > configuration file (`--config PATH` or `TRACESCORE_CONFIG`) > default.
 A bad value names the setting, where it came from (the variable, or the file and key) and the fix.
+
+Why this module is long: it is the one declaration of every setting of `serve` (flag, variable, YAML
+key, default and help, a few lines each for some forty settings) beside the rules that read them
+(value parsers, the configuration file, precedence). Splitting the table from its rules would leave
+one setting described in two places, which is what declaring settings once is for.
 """
 
 from __future__ import annotations

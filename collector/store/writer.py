@@ -3,6 +3,12 @@
 Receivers hand it decoded spans and wait: each request is answered only after the group commit that
 holds its spans (acknowledged means committed). Completing runs, re-reading stored spans after a
 restart and checkpointing happen on the same thread between batches, so nothing else ever writes.
+
+Why this module is long: the one-writer rule is this one class, on one thread, with one connection.
+Group commits, run completion, replay after a restart, storage-failure handling and timed checkpoints
+share its state and the order of its transactions, and reading them together is how a reader checks
+that nothing else writes and that every acknowledgement follows its commit. What needs none of that
+state lives beside it: `_tracker`, `_resolve`, `rows`, `live_evidence`, `_stored_spans`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ and notes are derived from those facts; the verdict is assembled as JSON text in
 Layers: `rq`, `answered`, `ex` (the rows, with their scope and their reconciliation entry), `ex_agg`
 and `rq_agg` (facts per run), `base` (runs joined to their facts), `judged` (the checks, each a few
 columns), `counted`, `verdict`.
+
+Why this module is long: it is one query. Each check of the compiled subset is a short function that
+adds its columns, in the order the Python judge makes its checks, so the query reads top to bottom
+beside scoring/judge/run.py; cut into modules, the layers that refer to each other by name would sit
+apart. Its helpers that stand alone (literals, JSON text, `matches_subset` in SQL) are modules already.
 """
 
 from __future__ import annotations

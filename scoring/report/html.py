@@ -10,11 +10,9 @@ the exact value in a `data-*` attribute.
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from html import escape
-from math import log10
 from typing import Any
 
+from scoring.report._charts import attr, exact, history_chart, latency_chart
 from scoring.report.aggregate import TaskResult
 from scoring.report.build import Report
 from scoring.report.text import ms, number
@@ -71,28 +69,6 @@ summary{cursor:pointer;color:var(--muted);font-size:12px}
 @media print{.charts{grid-template-columns:1fr}}
 """
 
-_W, _H = 520, 180
-_LABEL_ROW = 13
-_PAD_L, _PAD_R, _PAD_T, _PAD_B = 44, 16, 14, 30
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _data(value: object) -> str:
-    """An exact figure for a data-* attribute: JSON's spelling, `null` for none."""
-    return _e(json.dumps(value))
-
-
-def _short_time(iso: str, bucket: str | None) -> str:
-    moment = datetime.fromisoformat(iso.removesuffix("Z"))
-    if bucket in ("second", "minute"):
-        return moment.strftime("%H:%M:%S")
-    if bucket == "hour":
-        return moment.strftime("%m-%d %H:00")
-    return moment.strftime("%Y-%m-%d")
-
 
 def _cards(report: Report) -> str:
     tasks = report.tasks
@@ -112,7 +88,8 @@ def _cards(report: Report) -> str:
     return (
         '<div class="cards">'
         + "".join(
-            f'<div class="card" id="card-{i}"><b>{_e(v)}</b><span>{_e(t)}</span></div>' for i, v, t in cards
+            f'<div class="card" id="card-{i}"><b>{attr(v)}</b><span>{attr(t)}</span></div>'
+            for i, v, t in cards
         )
         + "</div>"
     )
@@ -125,13 +102,13 @@ def _latency_checks(result: TaskResult) -> str:
     for e in result.latency:
         mark = "" if e["satisfied"] else '<span class="badge fail">FAIL</span> '
         parts.append(
-            f"{mark}{_e(e['percentile'])} {_e(e['tool'])} {ms(e['observed_ms'])}/{ms(e['bound_ms'])} ms"
+            f"{mark}{attr(e['percentile'])} {attr(e['tool'])} {ms(e['observed_ms'])}/{ms(e['bound_ms'])} ms"
         )
     return "<br>".join(parts)
 
 
 def _rate_cell(name: str, value: float | None) -> str:
-    return f'<td class="num" data-field="{name}" data-value="{_data(value)}">{number(value)}</td>'
+    return f'<td class="num" data-field="{name}" data-value="{exact(value)}">{number(value)}</td>'
 
 
 _ZONE_BADGE = '<span class="badge zone">learning zone</span>'
@@ -150,11 +127,11 @@ def _tasks(report: Report) -> str:
         width = 0 if r.pass_rate is None else round(r.pass_rate * 100)
         zone = r.in_learning_zone
         rows.append(
-            f'<tr class="task{" zone" if zone else ""}" data-task="{_e(r.task or "")}" '
-            f'data-spec="{_e(r.spec)}" data-learning-zone="{str(zone).lower()}">'
-            f"<td>{_e(r.task or '-')}</td><td>{_e(r.spec)}</td>"
+            f'<tr class="task{" zone" if zone else ""}" data-task="{attr(r.task or "")}" '
+            f'data-spec="{attr(r.spec)}" data-learning-zone="{str(zone).lower()}">'
+            f"<td>{attr(r.task or '-')}</td><td>{attr(r.spec)}</td>"
             f'<td class="num" data-field="passed">{r.n_passed}/{r.n_scored}</td>'
-            f'<td class="num" data-field="pass_rate" data-value="{_data(r.pass_rate)}">{number(r.pass_rate)}'
+            f'<td class="num" data-field="pass_rate" data-value="{exact(r.pass_rate)}">{number(r.pass_rate)}'
             f'<span class="bar"><i style="width:{width}%"></i></span></td>'
             f"{_rate_cell('mean_value', r.mean_value)}"
             f'<td class="num" data-field="k">{r.k}</td>'
@@ -164,78 +141,6 @@ def _tasks(report: Report) -> str:
             f"<td>{_ZONE_BADGE if zone else ''}</td></tr>"
         )
     return f'<table id="tasks-table">{head}{"".join(rows)}</table>'
-
-
-def _history_chart(spec: str, points: list[dict[str, Any]], bucket: str | None) -> str:
-    plot_w, plot_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
-    starts = [datetime.fromisoformat(p["start"].removesuffix("Z")).timestamp() for p in points]
-    first, last = min(starts), max(starts)
-    most = max(p["n_scored"] + p["n_errors"] for p in points) or 1
-    slot = plot_w / max(len(points), 1)
-
-    def x(t: float) -> float:
-        return (
-            _PAD_L + plot_w / 2
-            if last == first
-            else _PAD_L + slot / 2 + (t - first) / (last - first) * (plot_w - slot)
-        )
-
-    def y(rate: float) -> float:
-        return _PAD_T + (1 - rate) * plot_h
-
-    parts = [
-        f'<svg viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
-        f'aria-label="pass rate of {_e(spec)} per {_e(bucket)}">'
-    ]
-    for rate in (0.0, 0.5, 1.0):
-        parts.append(
-            f'<line class="grid" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{y(rate):.1f}" y2="{y(rate):.1f}"/>'
-            f'<text x="{_PAD_L - 6}" y="{y(rate) + 4:.1f}" text-anchor="end">{rate:g}</text>'
-        )
-    bar_w = max(min(slot * 0.6, 28), 2)
-    for p, t in zip(points, starts, strict=True):  # volume behind the line: runs scored per bucket
-        height = (p["n_scored"] + p["n_errors"]) / most * plot_h * 0.35
-        parts.append(
-            f'<rect x="{x(t) - bar_w / 2:.1f}" y="{_PAD_T + plot_h - height:.1f}" width="{bar_w:.1f}" '
-            f'height="{height:.1f}" fill="#dfe5f1"><title>{p["n_scored"]} scored, {p["n_errors"]} errors'
-            "</title></rect>"
-        )
-    line = [
-        (x(t), y(p["pass_rate"])) for p, t in zip(points, starts, strict=True) if p["pass_rate"] is not None
-    ]
-    if len(line) > 1:
-        path = " ".join(f"{px:.1f},{py:.1f}" for px, py in line)
-        parts.append(f'<polyline points="{path}" fill="none" stroke="#2f62c9" stroke-width="2"/>')
-    label_each = len(points) <= 16
-    for p, t in zip(points, starts, strict=True):
-        if p["pass_rate"] is None:
-            continue
-        cx, cy = x(t), y(p["pass_rate"])
-        colour = "#1f8a4c" if p["pass_rate"] >= 1 else ("#c8372d" if p["pass_rate"] <= 0 else "#2f62c9")
-        parts.append(
-            f'<circle class="point" cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}" '
-            f'data-start="{_e(p["start"])}" data-pass-rate="{_data(p["pass_rate"])}">'
-            f"<title>{_e(p['start'])}: {p['n_passed']}/{p['n_scored']} passed ({number(p['pass_rate'])})"
-            "</title></circle>"
-        )
-        if label_each:
-            above = cy - 8 if cy > _PAD_T + 14 else cy + 16
-            parts.append(
-                f'<text x="{cx:.1f}" y="{above:.1f}" text-anchor="middle" class="label">'
-                f"{number(p['pass_rate'])}</text>"
-            )
-    base = _PAD_T + plot_h
-    parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
-    ticks = [(points[0], starts[0])]
-    if len(points) > 1:
-        ticks.append((points[-1], starts[-1]))
-    for i, (p, t) in enumerate(ticks):
-        anchor = "middle" if len(ticks) == 1 else ("start" if i == 0 else "end")
-        tx = x(t) if len(ticks) == 1 else (_PAD_L if i == 0 else _W - _PAD_R)
-        label = _e(_short_time(p["start"], bucket))
-        parts.append(f'<text x="{tx:.1f}" y="{_H - 10}" text-anchor="{anchor}">{label}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 def _history(report: Report) -> str:
@@ -251,90 +156,25 @@ def _history(report: Report) -> str:
     for spec, points in by_spec.items():
         scored = sum(p["n_scored"] for p in points)
         rows = "".join(
-            f'<tr class="bucket" data-start="{_e(p["start"])}"><td class="mono">{_e(p["start"])}</td>'
+            f'<tr class="bucket" data-start="{attr(p["start"])}"><td class="mono">{attr(p["start"])}</td>'
             f'<td class="num">{p["n_passed"]}/{p["n_scored"]}</td><td class="num">{p["n_errors"]}</td>'
-            f'<td class="num" data-value="{_data(p["pass_rate"])}">{number(p["pass_rate"])}</td></tr>'
+            f'<td class="num" data-value="{exact(p["pass_rate"])}">{number(p["pass_rate"])}</td></tr>'
             for p in points
         )
         figures.append(
-            f'<figure class="history" data-spec="{_e(spec)}"><figcaption>{_e(spec)} '
-            f"<small>{len(points)} {_e(report.history_bucket)}(s), {scored} scored runs</small></figcaption>"
-            f"{_history_chart(spec, points, report.history_bucket)}"
+            f'<figure class="history" data-spec="{attr(spec)}"><figcaption>{attr(spec)} '
+            f"<small>{len(points)} {attr(report.history_bucket)}(s), {scored} scored runs</small>"
+            "</figcaption>"
+            f"{history_chart(spec, points, report.history_bucket)}"
             "<details><summary>figures</summary><table><tr><th>bucket start (UTC)</th>"
             "<th class=num>passed</th><th class=num>errors</th><th class=num>pass rate</th></tr>"
             f"{rows}</table></details></figure>"
         )
     return (
-        f'<p class="note">Latest stored verdict of each run, per {_e(report.history_bucket)} of the run\'s '
+        f'<p class="note">Latest stored verdict of each run, per {attr(report.history_bucket)} of the run\'s '
         "completion (UTC). Bars: runs scored in the bucket.</p>"
         f'<div class="charts">{"".join(figures)}</div>'
     )
-
-
-def _latency_chart(entry: dict[str, Any]) -> str:
-    hist = entry["histogram"]
-    edges, counts = hist["edges_ms"], hist["counts"]
-    log = hist["scale"] == "log"
-    svg_h = _H + 20
-    top = _PAD_T + 3 * _LABEL_ROW + 4  # room for three rows of percentile labels
-    plot_w, plot_h = _W - _PAD_L - _PAD_R, svg_h - top - _PAD_B
-    low, high = edges[0], edges[-1]
-
-    def x(v: float) -> float:
-        if high <= low:
-            return _PAD_L + plot_w / 2
-        v = min(max(v, low), high)
-        share = (log10(v) - log10(low)) / (log10(high) - log10(low)) if log else (v - low) / (high - low)
-        return _PAD_L + share * plot_w
-
-    most = max(counts) or 1
-    parts = [
-        f'<svg viewBox="0 0 {_W} {svg_h}" width="{_W}" height="{svg_h}" role="img" '
-        f'aria-label="latency of {_e(entry["tool"])}">'
-    ]
-    for tick in sorted({most, most // 2} - {0}):
-        gy = top + plot_h - tick / most * plot_h
-        parts.append(
-            f'<line class="grid" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{gy:.1f}" y2="{gy:.1f}"/>'
-            f'<text x="{_PAD_L - 6}" y="{gy + 4:.1f}" text-anchor="end">{tick}</text>'
-        )
-    for i, count in enumerate(counts):
-        if high <= low:
-            x0, x1 = _PAD_L + plot_w * 0.4, _PAD_L + plot_w * 0.6
-        else:
-            x0, x1 = x(edges[i]), x(edges[i + 1])
-        bar_h = count / most * plot_h
-        parts.append(
-            f'<rect x="{x0 + 0.5:.1f}" y="{top + plot_h - bar_h:.1f}" width="{max(x1 - x0 - 1, 1):.1f}" '
-            f'height="{bar_h:.1f}" fill="#9db5e6"><title>{count} execution(s), '
-            f"{ms(edges[i])}–{ms(edges[min(i + 1, len(edges) - 1)])} ms</title></rect>"
-        )
-    base = top + plot_h
-    parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
-    styles = {"p50": ("#1d2433", ""), "p95": ("#c8372d", "5 3"), "p99": ("#7a1f8a", "2 2")}
-    placed: list[float] = []
-    for key, (colour, dash) in styles.items():
-        value = entry[f"{key}_ms"]
-        px = x(value)
-        row = sum(1 for other in placed if abs(other - px) < 110)  # stagger labels that would collide
-        placed.append(px)
-        label_y = _PAD_T + row * _LABEL_ROW
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        anchor = "end" if px > _W - _PAD_R - 60 else "start"
-        lx = px - 3 if anchor == "end" else px + 3
-        parts.append(
-            f'<line class="marker" data-percentile="{key}" data-value="{_data(value)}" x1="{px:.1f}" '
-            f'x2="{px:.1f}" y1="{label_y + 2}" y2="{base}" stroke="{colour}" stroke-width="1.5"{dash_attr}/>'
-            f'<text x="{lx:.1f}" y="{label_y + 9}" text-anchor="{anchor}" class="label" '
-            f'style="fill:{colour}">{key} {ms(value)} ms</text>'
-        )
-    scale = "log scale" if log else "linear"
-    parts.append(
-        f'<text x="{_PAD_L}" y="{svg_h - 10}" text-anchor="start">{ms(low)} ms</text>'
-        f'<text x="{_PAD_L + plot_w / 2:.1f}" y="{svg_h - 10}" text-anchor="middle">{scale}</text>'
-        f'<text x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{ms(high)} ms</text></svg>'
-    )
-    return "".join(parts)
 
 
 _LATENCY_FIELDS = ("p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms", "mean_ms")
@@ -352,19 +192,19 @@ def _latency(report: Report) -> str:
     for entry in report.tool_latency:
         tool = entry["tool"]
         cells = "".join(
-            f'<td class="num" data-field="{f}" data-value="{_data(entry.get(f))}">{ms(entry.get(f))}</td>'
+            f'<td class="num" data-field="{f}" data-value="{exact(entry.get(f))}">{ms(entry.get(f))}</td>'
             for f in _LATENCY_FIELDS
         )
         rows.append(
-            f'<tr class="tool" data-tool="{_e(tool)}"><td>{_e(tool)}</td>'
+            f'<tr class="tool" data-tool="{attr(tool)}"><td>{attr(tool)}</td>'
             f'<td class="num" data-field="n">{entry["n"]}</td><td class="num" data-field="n_errored">'
             f"{entry['n_errored']}</td>{cells}</tr>"
         )
         if not entry["n"]:
             continue
         figures.append(
-            f'<figure class="latency" data-tool="{_e(tool)}"><figcaption>{_e(tool)} '
-            f"<small>{entry['n']} clean execution(s)</small></figcaption>{_latency_chart(entry)}"
+            f'<figure class="latency" data-tool="{attr(tool)}"><figcaption>{attr(tool)} '
+            f"<small>{entry['n']} clean execution(s)</small></figcaption>{latency_chart(entry)}"
             f'<div class="stats">p50 <b>{ms(entry["p50_ms"])}</b> · p95 <b>{ms(entry["p95_ms"])}</b> · '
             f"p99 <b>{ms(entry['p99_ms'])}</b> · max <b>{ms(entry['max_ms'])}</b> · mean "
             f"<b>{ms(entry['mean_ms'])}</b> ms</div></figure>"
@@ -385,13 +225,14 @@ def _failing(report: Report) -> str:
         "<th class=num>value</th><th>reason</th></tr>"
     )
     rows = "".join(
-        f'<tr class="failing" data-run="{_e(r["run_id"])}" data-spec="{_e(r["spec"])}" '
-        f'data-trace="{_e(r["trace_id"])}">'
-        f'<td class="mono when">{_e(r["completed_at"] or "-")}</td><td class="mono">{_e(r["run_id"])}</td>'
-        f'<td class="mono">{_e(r["trace_id"])}</td><td>{_e(r["task"] or "-")}</td><td>{_e(r["spec"])}</td>'
-        f'<td><span class="badge {_e(r["label"])}">{_e(r["label"])}</span></td>'
-        f'<td class="num" data-value="{_data(r["value"])}">{number(r["value"])}</td>'
-        f'<td class="reason">{_e(r["reason"] or "")}</td></tr>'
+        f'<tr class="failing" data-run="{attr(r["run_id"])}" data-spec="{attr(r["spec"])}" '
+        f'data-trace="{attr(r["trace_id"])}">'
+        f'<td class="mono when">{attr(r["completed_at"] or "-")}</td>'
+        f'<td class="mono">{attr(r["run_id"])}</td><td class="mono">{attr(r["trace_id"])}</td>'
+        f"<td>{attr(r['task'] or '-')}</td><td>{attr(r['spec'])}</td>"
+        f'<td><span class="badge {attr(r["label"])}">{attr(r["label"])}</span></td>'
+        f'<td class="num" data-value="{exact(r["value"])}">{number(r["value"])}</td>'
+        f'<td class="reason">{attr(r["reason"] or "")}</td></tr>'
         for r in report.failing_runs
     )
     more = ""
@@ -404,11 +245,11 @@ def _failing(report: Report) -> str:
 
 
 def report_html(report: Report, source: str = "") -> str:
-    specs = ", ".join(f"{_e(s['name'])} <code>{_e(s['fingerprint'][:12])}</code>" for s in report.specs)
+    specs = ", ".join(f"{attr(s['name'])} <code>{attr(s['fingerprint'][:12])}</code>" for s in report.specs)
     body = [
         "<header><h1>tracescore report</h1>",
-        f'<p class="meta">Generated {_e(report.generated_at)}'
-        + (f" from {_e(source)}" if source else "")
+        f'<p class="meta">Generated {attr(report.generated_at)}'
+        + (f" from {attr(source)}" if source else "")
         + (f" · specs: {specs}" if specs else "")
         + "</p></header>",
         _cards(report),

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import types
-import typing
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,7 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from scoring.spec._documents import DocumentError, documents
 from scoring.spec._json import not_json
+from scoring.spec._messages import location, unknown_key
 from scoring.spec.check_models import (
     PERCENTILES,
     ArgumentRules,
@@ -40,8 +38,6 @@ from scoring.spec.jsonschema import schema_problem
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
-
-_MAX_SPEC_FILE_BYTES = 4 * 1024 * 1024
 
 
 class SpecError(ValueError):
@@ -333,123 +329,6 @@ class Spec(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-# YAML aliases may add this many nodes beyond those written: a few lines of anchors can otherwise stand
-# for billions of nodes, which validation and the canonical JSON would walk one by one.
-_MAX_ALIAS_EXPANSION = 100_000
-_MAX_FLOW_DEPTH = 100
-
-
-class _Refused(yaml.YAMLError):
-    """Valid YAML that would cost far more to load than any spec needs."""
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
-
-
-def _check_expansion(root: yaml.Node) -> None:
-    """Count the nodes a document expands to (each alias counted in full), without expanding it."""
-    sizes: dict[int, int] = {}
-    entered: set[int] = set()
-    stack: list[yaml.Node] = [root]
-    while stack:
-        node = stack[-1]
-        if id(node) in sizes:
-            stack.pop()
-            continue
-        pending = [c for c in _children(node) if id(c) not in sizes]
-        if id(node) not in entered:
-            entered.add(id(node))
-            if any(id(c) in entered for c in pending):
-                raise _Refused("an alias refers to a node that contains it (a structure without end)")
-            stack.extend(pending)
-            continue
-        stack.pop()
-        sizes[id(node)] = 1 + sum(sizes[id(c)] for c in _children(node))
-    written = len(sizes)
-    if sizes[id(root)] - written > _MAX_ALIAS_EXPANSION:
-        raise _Refused(
-            f"its aliases expand {written} nodes to {sizes[id(root)]} (at most {_MAX_ALIAS_EXPANSION} "
-            "more are accepted); write the values out or use fewer aliases"
-        )
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    # PyYAML scans nested flow collections ([[[…, {{{…) in quadratic time: seconds for a 20 kB file.
-    def fetch_flow_collection_start(self, token_class: Any) -> None:
-        if self.flow_level >= _MAX_FLOW_DEPTH:
-            raise _Refused(f"[ and {{ nested more than {_MAX_FLOW_DEPTH} deep")
-        super().fetch_flow_collection_start(token_class)
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        _check_expansion(node)
-        return super().construct_document(node)
-
-
-def _documents(path: Path) -> list[Any]:
-    size = path.stat().st_size
-    if size > _MAX_SPEC_FILE_BYTES:
-        raise SpecError(f"{path}: {size} bytes is too large for a spec file (limit 4 MiB)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{path}: not UTF-8 text: {exc}") from exc
-    try:
-        if path.suffix.lower() == ".json":
-            return [json.loads(text)]
-        return [doc for doc in yaml.load_all(text, Loader=_BoundedLoader) if doc is not None]
-    except _Refused as exc:
-        raise SpecError(f"{path}: refused: {exc}") from exc
-    except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
-        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
-        raise SpecError(f"{path}: not valid {kind}: {exc}") from exc
-
-
-def _location(error: Any) -> str:
-    return ".".join(str(part) for part in error["loc"]) or "(spec)"
-
-
-def _keys(model: type[BaseModel]) -> list[str]:
-    return [field.alias or name for name, field in model.model_fields.items()]
-
-
-def _members(annotation: Any) -> list[Any]:
-    if typing.get_origin(annotation) in (Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
-    return [annotation]
-
-
-def _step(annotation: Any, part: Any) -> Any:
-    """The type found one step (a key, an index) inside a value of this type, or None."""
-    for member in _members(annotation):
-        if isinstance(member, type) and issubclass(member, BaseModel):
-            for name, field in member.model_fields.items():
-                if (field.alias or name) == part:
-                    return field.annotation
-        origin = typing.get_origin(member)
-        if origin is dict:
-            return typing.get_args(member)[1]
-        if origin in (list, tuple):
-            return typing.get_args(member)[0]
-    return None
-
-
-def _unknown_key(loc: tuple[Any, ...]) -> str:
-    """An unknown key, and the keys known where it was found (argument_rules.T.values.K nests models)."""
-    annotation: Any = Spec
-    for part in loc[:-1]:
-        annotation = _step(annotation, part)
-    models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-    known = _keys(models[0] if models else Spec)
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"unknown key; {hint}known keys are {', '.join(known)}"
-
-
 def _spec(path: Path, index: int, raw: Any) -> Spec:
     label = f"spec #{index + 1}"
     if isinstance(raw, dict) and isinstance(raw.get("name"), str):
@@ -466,8 +345,8 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
         for error in exc.errors():
             message = str(error["msg"]).removeprefix("Value error, ")
             if error["type"] == "extra_forbidden":
-                message = _unknown_key(error["loc"])
-            problems.append(f"{_location(error)}: {message}")
+                message = unknown_key(Spec, error["loc"])
+            problems.append(f"{location(error)}: {message}")
         raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
     except (RecursionError, ValueError) as exc:
         raise SpecError(f"{path}: {label}: nested too deeply") from exc
@@ -476,7 +355,11 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
 
 def load_spec_file(path: Path) -> list[Spec]:
     specs: list[Spec] = []
-    for document in _documents(path):
+    try:
+        found = documents(path)
+    except DocumentError as exc:
+        raise SpecError(str(exc)) from exc
+    for document in found:
         items = document if isinstance(document, list) else [document]
         specs.extend(_spec(path, len(specs), item) for item in items)
     if not specs:
