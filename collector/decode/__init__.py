@@ -1,1 +1,19 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Decoding: OTLP request bodies into domain spans, recognised and turned into rows, off the event loop.
+
+Owns: the two OTLP decoders (protobuf and JSON, with the checks on a span both apply), the preparing
+of a request (decode, recognise, build the spans' Arrow rows), and the pool of decode worker
+processes that does that beside the server (`--decode-workers`), falling back to the server's own
+process while workers start or after one dies.
+Takes in: a request body and its encoding, from a receiver (through `receive.ingest`).
+Hands on: a `PreparedRequest`: the spans as the writer takes them (`store.rows.PreparedSpans`) and
+the counts a receiver answers with (received, rejected, partial-success message).
+
+Public:
+- `from_protobuf`: `decode_protobuf`; `from_json`: `decode_json`.
+- `decoded`: `DecodedRequest`, `UndecodableRequest` (what both decoders return or raise).
+- `prepare`: `prepare_request`, `prepare_spans`, `PreparedRequest`, `Encoding`.
+- `pool`: `Preparer` (the worker pool), `auto_workers`.
+
+Private: `_warm_up` (a small agent trace each worker decodes first, so real requests do not pay
+first-use costs).
+"""

@@ -1,1 +1,15 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Receiving: the OTLP listeners, admission under load, and who may talk to them.
+
+Owns: OTLP/gRPC (`TraceService/Export`, raw bytes, our own decoding errors) and OTLP/HTTP
+(`POST /v1/traces`, protobuf or JSON, gzip capped), the capacity gate that queues requests fairly and
+refuses retryably (gRPC `UNAVAILABLE` + `RetryInfo`, HTTP 503 + `Retry-After`) rather than drop, and
+the listeners' security (TLS, mTLS, bearer tokens, the Host allow-list; loopback by default).
+Takes in: requests from exporters, on the server's event loop.
+Hands on: each body to the decode stage, the prepared spans to the store's writer, and the answer
+(success, partial success, or a retryable refusal) once the writer has committed them.
+
+Public:
+- `otlp_grpc`: `start_grpc`, `export_handler`; `otlp_http`: `build_app`, `start_http`.
+- `ingest`: `Ingest` (the gate and the wait for the commit, shared by both receivers).
+- `security`: `Security`, `TokenInterceptor`, `http_middleware`.
+"""

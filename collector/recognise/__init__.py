@@ -1,1 +1,22 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Recognition: what one span says about tool calls, in every convention tracescore reads.
+
+Owns: the convention adapters that turn a span into a `ToolExecution` (OpenTelemetry GenAI,
+OpenInference, OpenLLMetry, pydantic-ai/Logfire, Strands, Google ADK, MCP, …; docs/conventions.md),
+the readers of the tool calls a model requested (`ToolRequest`s on chat/LLM spans), the reading of
+captured arguments and results, and the per-span facts run resolution needs (`SpanNode`).
+Takes in: one domain `Span` at a time, from a decoder or re-read from the `spans` table.
+Hands on: a `Recognised` record per span, to the decode stage (which ships it from a worker) and to
+the store (which tracks and resolves runs from it).
+
+A new convention adapter goes in `conventions` (executions) or `requests` (requested calls), with
+the instrumentation source it reads cited beside it and a test on traces recorded from that
+instrumentation.
+
+Public:
+- `span`: `recognise(span) -> Recognised`, everything recognition reads off one span.
+- `conventions`: `recognise_execution`, the adapters in priority order.
+- `requests`: `extract_requests`, the request-side readers.
+
+Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
+facts of a span).
+"""

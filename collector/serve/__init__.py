@@ -1,1 +1,18 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Serving: `tracescore serve` assembled, online scoring, and everything that reads or streams verdicts.
+
+Owns: the server's assembly and orderly stop, its settings (flag, `TRACESCORE_*` variable, YAML key
+and default, declared once), online scoring on its own thread (including the catch-up of runs an
+earlier process completed but never scored), the spec files it reloads, the verdict hub that feeds
+watchers, the OTLP export of verdicts, and the HTTP and gRPC APIs (runs, verdicts, tasks, read-only
+SQL, `/metrics`, OpenAPI).
+Takes in: `CompletedTrace`s from the store's writer.
+Hands on: verdicts, stored in the `verdicts` table, published to watchers (`tracescore watch`, the
+gRPC `WatchVerdicts` stream) and exported as OTLP (`gen_ai.evaluation.result` events and metrics).
+
+Public:
+- `server`: `serve`, `start`, `stop`, `Running`, `BindError`, `PluginError`.
+- `settings`: `ServeSettings`, `SERVE_SETTINGS`, `resolve_serve_settings`, `Address`, `SettingError`.
+
+Private: `_online` (the online scorer), `_catch_up`, `_spec_source`, `_hub`, `_verdict_export`,
+`_services` (what the APIs may reach), `_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
+"""

@@ -1,1 +1,26 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Storage: the DuckDB file, its one writer, and the runs it completes.
+
+Owns: the stored tables (`schema`, the contract of docs/storage.md), opening the file, the Arrow rows
+of every table, the one writer thread (group commits, acknowledgement only after commit, run tracking,
+run completion and resolution, re-reading stored spans after a restart, timed checkpoints), the
+evidence of a just-completed run handed to online scoring without a read-back, read-only SQL and the
+Parquet export.
+Takes in: `PreparedSpans` from the decode stage, as `WriteJob`s submitted by the receivers.
+Hands on: durable rows in the file (acknowledged only once committed) and, for every run that
+completes, a `CompletedTrace` with its `LiveRun`s, to online scoring (the serve stage).
+
+Runs are completed here: the tracker keeps open traces until their root has ended and the grace
+period passed (or they went idle), then resolution decides each execution's run, agent path and task.
+
+Public:
+- `schema`: `SCHEMA_VERSION`, `create_schema_sql`, the tables and views.
+- `database`: `open_writer`, `open_reader`, `DatabaseError`, `explain_open_error`.
+- `rows`: `PreparedSpans`, `stamped`, `spans_table` and the other tables' Arrow rows.
+- `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`.
+- `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
+- `sql`: `query_file`, `check_read_only`, `format_rows`, `SqlRefused` (read-only SQL).
+- `export`: `export` (`tracescore export`, hive-partitioned Parquet).
+
+Private: `_tracker` (open traces in memory), `_resolve` (run resolution of one complete trace, a
+pure function), `_stored_spans` (rows of `spans` back into domain spans).
+"""

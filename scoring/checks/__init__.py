@@ -1,1 +1,24 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Checks: small functions behind one protocol, each judging one thing a spec asks of a run.
+
+Owns: the registry (`register_check`, the door built-ins and users' checks alike come through) with
+the built-in expected-tool, argument and latency checks, the catalogue registered after them in
+verdict order (schema, argument rules, counts, trajectory and ordering, parallel rounds,
+requests-executed), the gates that fail a run without counting in its value (strict mode, forbidden
+tools), request/execution reconciliation, latency over history, and JSON-equality matching.
+Takes in: a `Spec` and a run's evidence narrowed to the spec's scope (`Scoped`).
+Hands on: `CheckResult`s to the judge. Only clean executions satisfy anything.
+
+A new check goes in a module of its own here, registered with `@register_check` and imported by
+`catalogue` in the place its results should take in a verdict; docs/checks.md documents it.
+
+Public:
+- `registry`: `CHECKS`, `register_check`, `Scoped`, `attempt_states`.
+- `catalogue`: importing it registers the catalogue.
+- `gates`: `strict_gate`, `forbidden_gate`, `additional_tools`.
+- `reconcile`: `reconcile`, `reference`.
+- `latency_history`: `samples`, `evaluate`, `nearest_rank`, `DETAIL_KEY`.
+- `matching`: `matches_subset`, `json_equal`.
+
+Private: `_schema_check`, `_rules`, `_counts`, `_trajectory`, `_parallel`, `_requests_check` (the
+catalogue's checks), `_bipartite` (maximum matching for unordered pairings).
+"""

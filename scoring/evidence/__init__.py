@@ -1,1 +1,14 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Evidence: what a run did, read from the stored tables (never from OTLP).
+
+Owns: the records a scorer judges (`Run`, `Execution`, `Request`, `Evidence`), which runs are
+complete, loading one run's or many runs' rows, and the tool definitions captured in a run's traces
+(read on demand, for `schema: from_trace`).
+Takes in: a DuckDB connection to a tracescore file (the collector's live path builds the same records
+from what its writer just committed: `collector/store/live_evidence.py`).
+Hands on: `Evidence` per run, to the checks and the judge; `Run` to spec selection.
+
+Public:
+- `runs`: `Run`, `Execution`, `Request`, `Evidence`, `complete_runs`, `complete_run_ids`,
+  `load_evidence`, `RUN_ORDER`, `complete_runs_source`.
+- `definitions`: `ToolDefinition`, `DefinitionLoader`, `DefinitionSource`, `no_definitions`.
+"""

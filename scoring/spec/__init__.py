@@ -1,1 +1,23 @@
-"""A stage of tracescore: docs/architecture.md."""
+"""Specs: what a good run did, as users write it, validated with messages that name the fix.
+
+Owns: loading spec files (YAML or JSON, one spec or a list, bounded against YAML bombs), the `Spec`
+model and the models of every catalogue key (argument rules, counts, trajectories, parallel rounds,
+latency percentiles), which runs a spec `select`s, and the pattern languages specs use (RE2 regexes
+in linear time; Draft 2020-12 JSON Schema with readable violations).
+Takes in: spec files and a run's attributes.
+Hands on: validated `Spec`s (each with its fingerprint) to the checks and the judge; `selects(select,
+run)` to every scorer.
+
+A new spec key goes in `specs` (or `check_models` for a check's own model), with its check in the
+checks stage and its entry in docs/checks.md.
+
+Public:
+- `specs`: `Spec`, `SpecError`, `load_specs`, `load_spec_file`, `CATALOGUE_KEYS`.
+- `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
+- `select`: `selects`.
+- `regex`: `fullmatch`, `search`, `pattern_problem`, `PatternError`.
+- `jsonschema`: `violations`, `schema_problem`.
+
+Private: `_json` (what counts as a JSON value in a spec file), `_documents` (YAML and JSON read with
+bounds against alias bombs and deep nesting), `_messages` (validation errors as a person reads them).
+"""
