@@ -46,7 +46,7 @@ SOAK_OVERLOAD_SECONDS ?= 60
 soak: install
 	TRACESCORE_CRASH_ROUNDS=$(SOAK_ROUNDS) TRACESCORE_OVERLOAD_SECONDS=$(SOAK_OVERLOAD_SECONDS) \
 	TRACESCORE_FUZZ_EXAMPLES=2000 $(BIN)/python -m pytest -q -s --timeout 3600 \
-		tests/test_crash_loop.py tests/test_overload.py tests/test_fuzz.py
+		tests/collector/store/test_crash_loop.py tests/collector/receive/test_overload.py tests/test_fuzz.py
 
 proto: install
 	$(BIN)/python proto/generate.py

@@ -1,6 +1,7 @@
 """Overload: several times the sustainable rate from concurrent real OTLP exporters, for a bounded time.
 
-`make soak` (or `python -m bench.overload`) runs it at full size; tests/test_overload.py runs it small.
+`make soak` (or `python -m bench.overload`) runs it at full size; tests/collector/receive/test_overload.py
+runs it small.
 Everything goes to loopback, from a bounded number of processes, for a bounded time.
 
 - gRPC senders (processes × threads): the real OTLP/gRPC exporter (its channel, its 6 attempts, its

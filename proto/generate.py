@@ -1,7 +1,8 @@
 """Regenerate the Python for our .proto files: `python proto/generate.py [OUTPUT_ROOT]`.
 
 One pinned generator (grpcio-tools, pinned in pyproject's `test` extra) so the output is
-reproducible; tests/test_proto.py regenerates into a temporary directory and fails on any drift.
+reproducible; tests/collector/serve/test_proto.py regenerates into a temporary directory and fails on any
+drift.
 """
 
 from __future__ import annotations

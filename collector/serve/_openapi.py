@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of the HTTP API, served at /api/v1/openapi.json.
 
-tests/test_online.py checks that every route the server registers is described here.
+tests/collector/serve/test_online.py checks that every route the server registers is described here.
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 Reading a just-completed run back from the store cost the scorer three queries and a JSON parse of
 every argument, the largest part of scoring a run (bench/README.md). The writer holds the same
 executions and requests it has just stored: for a run with no rows in any other trace (the common
-case) they are the whole run, field for field what `load_evidence` reads (tests/test_live_evidence.py
-compares the two). A run that continues over several traces (an explicit or framework run id reused,
-a paused run resumed later) is read from the store, which holds all of it; one index probe a batch
-tells them apart.
+case) they are the whole run, field for field what `load_evidence` reads
+(tests/collector/store/test_live_evidence.py compares the two). A run that continues over several
+traces (an explicit or framework run id reused, a paused run resumed later) is read from the store,
+which holds all of it; one index probe a batch tells them apart.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Owns: which specs compile to SQL (the default profile's expected tools, argument
 forbidden tools, per-execution latency bounds, `select` and `scope`), the generated DuckDB query and
 its pieces (literals, JSON text assembly, `matches_subset` in SQL), many runs' `select` at once, and
 storing the verdicts row for row as `store_verdicts` would. Specs outside the compiled subset keep the
-Python judge; tests/test_batch_parity.py holds the two to identical verdicts.
+Python judge; tests/scoring/batch/test_batch_parity.py holds the two to identical verdicts.
 Takes in: `Spec`s and a DuckDB connection to a stored history.
 Hands on: `Verdict`s (or their stored rows) for `tracescore score` and `report`.
 

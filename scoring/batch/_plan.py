@@ -2,7 +2,8 @@
 
 The compiled subset is the default profile's expected tools, argument specs, strict mode,
 `forbidden_tools` and per-execution `latency.max_ms`, with `select` and `scope`. A spec with any
-other check keeps the Python judge, whose verdicts the SQL ones must equal (tests/test_batch_parity.py).
+other check keeps the Python judge, whose verdicts the SQL ones must equal
+(tests/scoring/batch/test_batch_parity.py).
 """
 
 from __future__ import annotations

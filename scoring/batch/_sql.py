@@ -4,7 +4,7 @@ The query mirrors scoring/judge/run.py for the compiled subset (scoring/batch/_p
 executions and requests are folded per run into the few facts each check needs; the checks, gates
 and notes are derived from those facts; the verdict is assembled as JSON text in the key order of
 `Verdict.to_dict`, so that `json.loads` of it gives exactly what the Python judge gives
-(tests/test_batch_parity.py holds the two to that).
+(tests/scoring/batch/test_batch_parity.py holds the two to that).
 
 Layers: `rq`, `answered`, `ex` (the rows, with their scope and their reconciliation entry), `ex_agg`
 and `rq_agg` (facts per run), `base` (runs joined to their facts), `judged` (the checks, each a few

@@ -202,7 +202,9 @@ def test_shutdown_answers_everyone_in_line_at_once() -> None:
 
 @pytest.mark.timeout(300 + 4 * SECONDS)
 def test_overload_from_real_exporters_keeps_memory_bounded_and_loses_nothing(tmp_path: Path) -> None:
-    figures = run(seconds=SECONDS, grpc_senders=3, threads=32, workdir=tmp_path)
+    # Four senders: with three (~63 k spans/s offered) a fast day's server sustained 45 k and the load was
+    # no longer an overload (factor 1.4); four offer ~84 k (factor ~1.7 measured on the same day).
+    figures = run(seconds=SECONDS, grpc_senders=4, threads=32, workdir=tmp_path)
     print("\noverload:", json.dumps(figures))
     assert figures["exit_code"] == 0
     assert figures["overload_factor"] >= 1.5, "the load did not exceed what the server sustains"

@@ -26,7 +26,7 @@ from scoring import Spec, ensure_verdict_schema, store_verdicts
 from scoring.verdict.record import error_verdict
 from tests._otel import provider
 from tests._server import ServeProcess
-from tests.test_online import TOOL, Agent, get, verdicts, wait_for
+from tests.collector.serve.test_online import TOOL, Agent, get, verdicts, wait_for
 
 SPECS = f"name: uses-cutoff\nexpected_tools: [{TOOL}]\n"
 # The test plugin's `slow` spec sleeps 1.5 s per run: verdicts are stored well after completion.

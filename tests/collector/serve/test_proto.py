@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_generated_code_matches_the_proto_files(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 from tests._otel import provider
 from tests._server import ServeProcess
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "export.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "export.md"
 SPEC = "name: lookup\nexpected_tools: [lookup]\n"
 
 

@@ -1,6 +1,7 @@
 """Promise 2, re-sends never duplicate: spans keyed on (trace_id, span_id), verdicts on (run, spec, version).
 
-What tests/test_receivers.py and tests/test_serve_lifecycle.py already prove (a re-sent request, a re-send
+What tests/collector/receive/test_receivers.py and tests/collector/serve/test_serve_lifecycle.py already
+prove (a re-sent request, a re-send
 after a clean restart) is not repeated here. These cover the other ways a span or a verdict can come
 twice: twice in one request, in two requests of one group commit, after its trace left memory, and a
 crash that makes the restarted server re-read traces whose runs were already complete and scored.

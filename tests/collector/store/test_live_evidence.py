@@ -19,7 +19,7 @@ from collector.store.live_evidence import LiveRun, live_evidence, spanning_other
 from collector.store.writer import CompletedTrace
 from scoring.evidence.runs import Evidence, complete_runs, load_evidence
 from tests._history import Ask, Call, RunPlan, build_history
-from tests.test_batch_parity import PLANS, calls
+from tests.scoring.batch.test_batch_parity import PLANS, calls
 
 
 def _comparable(evidence: Evidence) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ import pytest
 
 from scoring.checks._rules import fold, rules_failures, values_equal
 from scoring.spec.check_models import Rule
-from tests.test_checks_catalogue import ex, kinds, spec, verdict
+from tests.scoring.checks.test_checks_catalogue import ex, kinds, spec, verdict
 
 
 def rules(values: dict[str, dict[str, Any]]) -> dict[str, Rule]:

@@ -1,7 +1,8 @@
 """The check catalogue (issue 6) on hand-built evidence: each check's smallest passing and failing case,
 the greedy-matching counterexamples, gates, reconciliation and latency over history.
 
-Argument rules have their own module (tests/test_argument_rules.py), which reuses these helpers.
+Argument rules have their own module (tests/scoring/checks/test_argument_rules.py), which reuses these
+helpers.
 """
 
 from __future__ import annotations

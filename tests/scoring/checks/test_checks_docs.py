@@ -16,7 +16,7 @@ from scoring import CHECKS, Spec
 from scoring.spec.check_models import ArgumentRules, CallCount, Parallel, Rule, Trajectory, TrajectoryItem
 from scoring.spec.specs import CATALOGUE_KEYS, Latency
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 PAGE = (DOCS / "checks.md").read_text()
 GATES = ("strict", "forbidden_tools")
 BUILT_IN_ELSEWHERE = ("expected_tool", "arguments", "latency")  # documented in docs/scoring.md

@@ -3,7 +3,8 @@
 Spec regexes and JSON Schema patterns run on RE2 (scoring/spec/regex.py): no backtracking, time linear in
 the text. In the running server, a pattern that would keep Python's `re` busy for minutes (and, with
 the GIL held, the receivers too) against a hostile argument gives its verdict at once. The load-time
-refusals are in tests/test_spec_catalogue.py; catastrophic patterns everywhere a spec carries one, and
+refusals are in tests/scoring/spec/test_spec_catalogue.py; catastrophic patterns everywhere a spec carries
+one, and
 random ones, are fuzzed in tests/test_fuzz.py.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from scoring.spec.regex import MAX_PATTERN_CHARS, fullmatch, pattern_problem, search
 from tests._otel import provider
 from tests._server import ServeProcess
-from tests.test_online import TOOL, Agent, wait_verdicts
+from tests.collector.serve.test_online import TOOL, Agent, wait_verdicts
 
 # (a+)+$ against 32 a's and a "!": Python's re doubles its work with each "a" (0.2 s at 22): minutes.
 HOSTILE = "a" * 32 + "!"
