@@ -63,20 +63,31 @@ def parse_result(value: Any) -> Any:
     return value
 
 
-def unwrap_traceloop(arguments: Arguments) -> Arguments:
-    """Traceloop decorators record `{"args": [...], "kwargs": {...}}`; the call's arguments are the kwargs.
-
-    Positional arguments have no names on the wire, so they are kept under `args` beside the kwargs.
-    """
+def unwrap_bound_call(
+    arguments: Arguments, wrapper_keys: frozenset[str], *, lone_dict_is_kwargs: bool = False
+) -> Arguments:
+    """The call's keyword arguments out of a record of a bound Python call, `{"args": [...], "kwargs":
+    {...}}` plus the wrapper's own keys (`wrapper_keys` is every key it may hold). Positional values
+    have no names on the wire, so they are kept under `args` beside the kwargs. `lone_dict_is_kwargs`:
+    the callee itself takes one positional dict as its keyword arguments (smolagents' `Tool.__call__`)."""
     value = arguments.value
-    if isinstance(value, dict) and set(value) == {"args", "kwargs"}:
-        args, kwargs = value["args"], value["kwargs"]
-        if isinstance(args, list) and isinstance(kwargs, dict):
-            merged = dict(kwargs)
-            if args:
-                merged["args"] = args
-            return Arguments(value=merged, raw=arguments.raw, raw_is_value=False)
-    return arguments
+    if not (isinstance(value, dict) and "kwargs" in value and set(value) <= wrapper_keys):
+        return arguments
+    kwargs, args = value["kwargs"], value.get("args", [])
+    if not isinstance(kwargs, dict) or not isinstance(args, list):
+        return arguments
+    if lone_dict_is_kwargs and not kwargs and len(args) == 1 and isinstance(args[0], dict):
+        kwargs, args = args[0], []
+    merged = {**kwargs, "args": args} if args else dict(kwargs)
+    return Arguments(value=merged, raw=arguments.raw, raw_is_value=False)
+
+
+_ARGS_AND_KWARGS = frozenset({"args", "kwargs"})
+
+
+def unwrap_traceloop(arguments: Arguments) -> Arguments:
+    """Traceloop decorators record `{"args": [...], "kwargs": {...}}`; the call's arguments are the kwargs."""
+    return unwrap_bound_call(arguments, _ARGS_AND_KWARGS)
 
 
 def load_json_text(value: Any) -> Any:

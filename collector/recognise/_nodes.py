@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.model.domain import AgentInfo, Span, SpanNode
+from collector.recognise._content import load_json_text
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
 _AGENT_RUN_ID_KEYS = ("gen_ai.agent.call.id", "agno.run.id", "gcp.vertex.agent.invocation_id")
@@ -40,10 +41,61 @@ def _openai_agents_workflow(span: Span) -> bool:
     return span.resource.scope_name == _OPENAI_AGENTS_SCOPE and "agent.name" not in span.attributes
 
 
+# OpenInference's LangChain instrumentation (openinference-instrumentation-langchain 0.1.80, `_tracer.py`)
+# copies LangGraph's run metadata onto each span as JSON text in `metadata`: the graph's own invocation
+# has `ls_integration` (`langgraph`, or `langchain_create_agent` for LangChain 1.x's `create_agent`) and no
+# node; every span inside it names its node (`langgraph_node`). A node called `agent` is also given the
+# kind AGENT, once per model turn: one invocation is the graph, not each turn (issue #16, item 2).
+_LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
+_GRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
+
+
+def _langgraph_role(span: Span) -> str | None:
+    """`graph` for a LangGraph invocation, `node` for a span inside one, None for anything else."""
+    if span.resource.scope_name != _LANGCHAIN_SCOPE:
+        return None
+    text = span.attributes.get("metadata")
+    if not isinstance(text, str) or "ls_integration" not in text:
+        return None
+    metadata = load_json_text(text)
+    if not isinstance(metadata, dict):
+        return None
+    if "langgraph_node" in metadata:
+        return "node"
+    return "graph" if metadata.get("ls_integration") in _GRAPH_INTEGRATIONS else None
+
+
+# Agents whose instrumentation gives them no AGENT kind, only a CHAIN span (issue #16):
+# - LlamaIndex's workflow agents (FunctionAgent, ReActAgent, CodeActAgent, AgentWorkflow):
+#   openinference-instrumentation-llama-index 4.6.1 marks only the legacy `BaseAgent` classes as AGENT;
+#   the workflow's `<Agent>.run` span is a CHAIN whose input starts an `AgentWorkflowStartEvent`.
+# - DSPy's ReAct and CodeAct modules (openinference-instrumentation-dspy 0.1.48): `ReAct.forward`.
+_LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
+_DSPY_SCOPE = "openinference.instrumentation.dspy"
+_DSPY_AGENTS = frozenset({"ReAct.forward", "ReAct.aforward", "CodeAct.forward", "CodeAct.aforward"})
+
+
+def _chain_agent(span: Span) -> bool:
+    scope = span.resource.scope_name
+    if scope == _DSPY_SCOPE:
+        return span.name in _DSPY_AGENTS
+    if scope == _LLAMA_INDEX_SCOPE and span.name.endswith(".run"):
+        value = load_json_text(span.attributes.get("input.value"))
+        start = value.get("start_event") if isinstance(value, dict) else None
+        return isinstance(start, str) and start.startswith("AgentWorkflowStartEvent")
+    return False
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
-    if attrs.get("openinference.span.kind") == "AGENT" and _openai_agents_workflow(span):
+    kind = attrs.get("openinference.span.kind")
+    if kind == "AGENT" and _openai_agents_workflow(span):
         return False  # the workflow is not an agent: it would head every agent path and hide the leader
+    role = _langgraph_role(span)
+    if role is not None:
+        return role == "graph"
+    if kind == "CHAIN" and _chain_agent(span):
+        return True
     return (
         attrs.get("gen_ai.operation.name") == "invoke_agent"
         or attrs.get("openinference.span.kind") == "AGENT"
@@ -61,14 +113,25 @@ def _agent_run_id(span: Span) -> str | None:
     return run_id
 
 
+# OpenInference's CrewAI instrumentation names the AGENT span after a method or the task's text
+# (`assistant._execute_core`, `assistant.<task>.execute`); the agent's role is `graph.node.id`. (Agno's
+# OpenInference puts an id there, so the key is read for CrewAI's scopes only.)
+_CREWAI_SCOPE = "openinference.instrumentation.crewai"
+
+
 def _agent_name(span: Span) -> str:
+    if span.resource.scope_name.startswith(_CREWAI_SCOPE):
+        role = _first_text(span.attributes, ("graph.node.id",))
+        if role:
+            return role
     name = _first_text(span.attributes, _AGENT_NAME_KEYS)
     if name:
         return name
     for prefix in ("invoke_agent ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
-    return span.name.removesuffix(".run").removesuffix(".agent")
+    name = span.name.removesuffix(".run").removesuffix(".agent")
+    return name.removesuffix(".aforward").removesuffix(".forward") if span.name in _DSPY_AGENTS else name
 
 
 # Any of these on a span makes it more than a plain link in the tree.

@@ -10,7 +10,36 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.model.domain import NO_ARGUMENTS, STATUS_ERROR, Arguments, Span, ToolExecution
-from collector.recognise._content import load_json_text, parse_arguments, parse_result, unwrap_traceloop
+from collector.recognise._content import (
+    load_json_text,
+    parse_arguments,
+    parse_result,
+    unwrap_bound_call,
+    unwrap_traceloop,
+)
+from collector.recognise._shapes import (
+    ADK_NOT_SPECIFIED,
+    ADK_OPENINFERENCE_SCOPE,
+    ADK_SCOPE,
+    DETAILS_EVENT,
+    LANGCHAIN_OPENINFERENCE_SCOPE,
+    LANGCHAIN_OPENLLMETRY_SCOPE,
+    MCP_OPENLLMETRY_SCOPE,
+    STRANDS_REDACTED,
+    STRANDS_SCOPE,
+    adk_function_response,
+    adk_result,
+    langchain_callback_input,
+    langchain_callback_output,
+    langchain_tool_message,
+    llama_index_result,
+    mcp_openllmetry_input,
+    mcp_openllmetry_output,
+    parts,
+    strands_response,
+    strands_result,
+    strands_unredacted,
+)
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 
@@ -57,14 +86,14 @@ def _strands_content(span: Span) -> tuple[Arguments, Any, str | None]:
     arguments, result, call_id = NO_ARGUMENTS, None, None
     for event in span.events:
         attrs = event.attributes
-        if event.name == "gen_ai.client.inference.operation.details":
+        if event.name == DETAILS_EVENT:
             for message in load_json_text(attrs.get("gen_ai.input.messages")) or []:
-                for part in _parts(message):
+                for part in parts(message):
                     if part.get("type") == "tool_call":
                         arguments = parse_arguments(part.get("arguments"))
                         call_id = call_id or _maybe_str(part.get("id"))
             for message in load_json_text(attrs.get("gen_ai.output.messages")) or []:
-                for part in _parts(message):
+                for part in parts(message):
                     if part.get("type") == "tool_call_response":
                         result = part.get("response", part.get("result"))
         elif event.name == "gen_ai.tool.message":
@@ -73,12 +102,6 @@ def _strands_content(span: Span) -> tuple[Arguments, Any, str | None]:
         elif event.name == "gen_ai.choice":
             result = parse_result(attrs.get("message"))
     return arguments, result, call_id
-
-
-def _parts(message: Any) -> list[dict[str, Any]]:
-    if isinstance(message, dict) and isinstance(message.get("parts"), list):
-        return [p for p in message["parts"] if isinstance(p, dict)]
-    return []
 
 
 def _maybe_str(value: Any) -> str | None:
@@ -93,28 +116,54 @@ def _genai(span: Span) -> _Content | None:
     if name is None and span.name.startswith("execute_tool "):
         name = span.name.removeprefix("execute_tool ")
     call_id = _text(attrs, "gen_ai.tool.call.id")
-    if call_id == "<not specified>":  # ADK's placeholder
+    if call_id == ADK_NOT_SPECIFIED:  # ADK's placeholder
         call_id = None
+    scope = span.resource.scope_name
+    adk = scope == ADK_SCOPE
     if "gen_ai.tool.call.arguments" in attrs:
         convention, args_value = "gen_ai", attrs["gen_ai.tool.call.arguments"]
         result = attrs.get("gen_ai.tool.call.result")
-    elif "gcp.vertex.agent.tool_call_args" in attrs or span.resource.scope_name == "gcp.vertex.agent":
-        convention, args_value = "adk", attrs.get("gcp.vertex.agent.tool_call_args")
-        result = attrs.get("gcp.vertex.agent.tool_response")
+        if adk:
+            result = adk_result(result)
+        elif scope == STRANDS_SCOPE:
+            if result is None:  # not written for an errored call; the output messages keep its answer
+                result = strands_response(span)
+            args_value, result = strands_unredacted(args_value), strands_result(result)
+    elif "gcp.vertex.agent.tool_call_args" in attrs or adk:
+        args_value, result = (
+            attrs.get("gcp.vertex.agent.tool_call_args"),
+            attrs.get("gcp.vertex.agent.tool_response"),
+        )
+        if args_value == "{}" and result == "{}":
+            # ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false writes `{}` for both: nothing was captured (with
+            # content on, a response is never `{}`: ADK wraps every return value in `{"result": …}`).
+            args_value, result = None, None
+        convention, result = "adk", adk_result(result)
+    elif attrs.get("openinference.span.kind") == "TOOL":
+        # ADK's own `execute_tool` attributes written inside OpenInference's TOOL span (its google-adk
+        # instrumentation runs ADK's tracer within its own span): OpenInference's keys hold the content.
+        return None
     elif "tool_arguments" in attrs or span.name == "running tool":
         convention, args_value = "pydantic_ai_v2", attrs.get("tool_arguments")
         result = attrs.get("tool_response")
     elif any(e.name in _STRANDS_EVENTS for e in span.events):
         arguments, result, event_call_id = _strands_content(span)
+        if arguments.raw == STRANDS_REDACTED:
+            arguments = NO_ARGUMENTS
+        result = strands_result(result)
         return _Content("strands", name or "", arguments, result, call_id or event_call_id)
     else:
         convention, args_value, result = "gen_ai", None, attrs.get("gen_ai.tool.call.result")
     return _Content(convention, name or "", parse_arguments(args_value), parse_result(result), call_id)
 
 
-_STRANDS_EVENTS = frozenset(
-    {"gen_ai.client.inference.operation.details", "gen_ai.tool.message", "gen_ai.choice"}
-)
+_STRANDS_EVENTS = frozenset({DETAILS_EVENT, "gen_ai.tool.message", "gen_ai.choice"})
+
+
+# The mcp SDK's own spans (mcp 2.3, `shared/jsonrpc_dispatcher.py` on the client, `server/_otel.py` on the
+# server): `MCP send tools/call NAME` (CLIENT, no tool name attribute) above `tools/call NAME` (SERVER).
+_MCP_CLIENT_PREFIX = "MCP send tools/call "
+_SPAN_KIND_CLIENT = 3
 
 
 def _mcp(span: Span) -> _Content | None:
@@ -124,6 +173,10 @@ def _mcp(span: Span) -> _Content | None:
     name = _text(attrs, "gen_ai.tool.name")
     if name is None and span.name.startswith("tools/call "):
         name = span.name.removeprefix("tools/call ")
+    if name is None and span.kind == _SPAN_KIND_CLIENT and span.name.startswith(_MCP_CLIENT_PREFIX):
+        # The client's side of the call: kept where no server span is below it (collector/store/_resolve.py
+        # keeps the server's, which knows how the tool ended).
+        name = span.name.removeprefix(_MCP_CLIENT_PREFIX)
     return _Content(
         "mcp",
         name or "",
@@ -138,24 +191,55 @@ def _mcp(span: Span) -> _Content | None:
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 
 
+# OpenInference instrumentations that record a tool's bound Python call as its `input.value`, not the
+# arguments the model gave, with the keys the wrapper adds around them (issue #16, items 5, 10, 11):
+# smolagents (openinference-instrumentation-smolagents 0.1.43, `_wrappers._get_input_value` binds
+# `Tool.__call__(self, *args, sanitize_inputs_outputs=False, **kwargs)`), LlamaIndex (-llama-index
+# 4.6.1, `_handler._Span.process_input` binds `FunctionTool.acall(**kwargs)`) and DSPy (-dspy 0.1.48,
+# `_bind_arguments` on `Tool.__call__(**kwargs)`).
+_BOUND_CALL_SCOPES = {
+    "openinference.instrumentation.smolagents": frozenset({"args", "kwargs", "sanitize_inputs_outputs"}),
+    "openinference.instrumentation.llama_index": frozenset({"args", "kwargs"}),
+    "openinference.instrumentation.dspy": frozenset({"args", "kwargs"}),
+}
+_DSPY_SCOPE = "openinference.instrumentation.dspy"
+_SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
+_LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
+# OpenInference's TraceConfig(hide_inputs=True) writes this instead of the input: nothing was captured.
+_REDACTED = "__REDACTED__"
+
+
 def _openinference(span: Span) -> _Content | None:
     attrs = span.attributes
     if attrs.get("openinference.span.kind") != "TOOL":
         return None
-    if (
-        span.resource.scope_name == _OPENAI_AGENTS_SCOPE
-        and "tool.name" not in attrs
-        and span.name.startswith("handoff to ")
-    ):
+    scope = span.resource.scope_name
+    if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith("handoff to "):
         return _Content(
             "openinference", span.name, NO_ARGUMENTS, parse_result(attrs.get("output.value")), None
         )
-    raw_args = _first_present(attrs, "input.value", "tool.parameters")
+    # `tool.parameters` is the tool's JSON Schema in OpenInference's conventions, never a call's arguments.
+    raw_args = attrs.get("input.value")
+    arguments = NO_ARGUMENTS if raw_args == _REDACTED else parse_arguments(raw_args)
+    if scope in _BOUND_CALL_SCOPES:
+        arguments = unwrap_bound_call(
+            arguments, _BOUND_CALL_SCOPES[scope], lone_dict_is_kwargs=scope == _SMOLAGENTS_SCOPE
+        )
+    name = _text(attrs, "tool.name")
+    if name is None and scope == _DSPY_SCOPE:  # DSPy names the span after the method: `get_weather.__call__`
+        name = span.name.removesuffix(".__call__").removesuffix(".acall")
+    result = attrs.get("output.value")
+    if scope == _LLAMA_INDEX_SCOPE:
+        result = llama_index_result(result)
+    elif scope == ADK_OPENINFERENCE_SCOPE:
+        result = adk_result(adk_function_response(result))
+    elif scope == LANGCHAIN_OPENINFERENCE_SCOPE:
+        result = langchain_tool_message(result)
     return _Content(
         "openinference",
-        _text(attrs, "tool.name") or span.name,
-        parse_arguments(raw_args),
-        parse_result(attrs.get("output.value")),
+        name or span.name,
+        arguments,
+        parse_result(result),
         _text(attrs, "tool.id", "tool_call.id"),
     )
 
@@ -166,14 +250,16 @@ def _traceloop(span: Span) -> _Content | None:
         return None
     name = _text(attrs, "traceloop.entity.name", "gen_ai.tool.name") or span.name.removesuffix(".tool")
     raw_args = _first_present(attrs, "traceloop.entity.input", "gen_ai.tool.call.arguments")
-    raw_result = _first_present(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
-    return _Content(
-        "traceloop",
-        name,
-        unwrap_traceloop(parse_arguments(raw_args)),
-        parse_result(raw_result),
-        _text(attrs, "gen_ai.tool.call.id"),
-    )
+    result = _first_present(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
+    arguments = unwrap_traceloop(parse_arguments(raw_args))
+    call_id = _text(attrs, "gen_ai.tool.call.id")
+    scope = span.resource.scope_name
+    if scope == LANGCHAIN_OPENLLMETRY_SCOPE:
+        arguments, wrapped_call_id = langchain_callback_input(arguments)
+        call_id, result = call_id or wrapped_call_id, langchain_callback_output(result)
+    elif scope == MCP_OPENLLMETRY_SCOPE:
+        arguments, result = mcp_openllmetry_input(arguments), mcp_openllmetry_output(result)
+    return _Content("traceloop", name, arguments, parse_result(result), call_id)
 
 
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
@@ -191,6 +277,15 @@ def _exception_event(span: Span) -> dict[str, Any] | None:
 _DISCRIMINATORS = frozenset(
     {"gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind", "mcp.method.name"}
 )
+
+
+def _clean_error(status_message: str, exception_message: str | None) -> str | None:
+    """The status description (the SDK's `Type: message`), unless it runs over several lines: OpenInference
+    writes the exception's repr followed by the whole traceback there, where the `exception` event keeps
+    the exception's own message."""
+    if "\n" in status_message and exception_message:
+        return exception_message
+    return status_message or exception_message
 
 
 def recognise_execution(span: Span) -> ToolExecution | None:
@@ -239,7 +334,9 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         error, error_type = False, None
     error_message = None
     if error:
-        error_message = span.status_message or (_text(exception, "exception.message") if exception else None)
+        error_message = _clean_error(
+            span.status_message, _text(exception, "exception.message") if exception else None
+        )
         if error_message is None and failure_stage is not None:
             error_message = _text(attrs, "logfire.msg")
     return ToolExecution(

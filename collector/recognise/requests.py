@@ -2,11 +2,15 @@
 
 Three encodings (DESIGN §3): OTel GenAI `gen_ai.output.messages` parts of type `tool_call`; OpenInference
 flattened `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`; old OpenLLMetry flattened
-`gen_ai.completion.<i>.tool_calls.<j>.*`.
+`gen_ai.completion.<i>.tool_calls.<j>.*`. And Google ADK's own (`adk`), the model's response recorded
+whole on its `call_llm` span; Strands' default mode (`strands`), the answer's content blocks; and
+CrewAI's through OpenInference's event listener (`crewai`), the LLM span's output.
 
 A fourth, only when a span has none of those: calls the model wrote as a fenced JSON block in its own
 output text (providers and prompts without native tool calling do this), stored with encoding
 `text_json`. The parser is deliberately narrow so prose is never read as a call: see `_text_call`.
+And DSPy's, whose chat adapter has the model write its ReAct step as marked fields
+(`[[ ## next_tool_name ## ]]`, `[[ ## next_tool_args ## ]]`), stored with encoding `dspy_chat`.
 """
 
 from __future__ import annotations
@@ -74,6 +78,71 @@ def _output_tool_calls(messages: list[dict[str, Any]]) -> list[tuple[dict[str, A
     return [(part, "gen_ai") for part in _parts(messages) if part.get("type") == "tool_call"]
 
 
+# Google ADK's schema v1 (google-adk 2.13 with ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) records the model's
+# whole response on its `call_llm` span (`telemetry/tracing.py`, `trace_call_llm`): LlmResponse as JSON,
+# with the requested calls as `content.parts[].function_call` `{id, name, args}` (issue #16, item 7).
+_ADK_RESPONSE = "gcp.vertex.agent.llm_response"
+
+
+def _adk_calls(value: Any) -> list[dict[str, Any]]:
+    response = load_json_text(value)
+    content = response.get("content") if isinstance(response, dict) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
+    calls = []
+    for part in parts if isinstance(parts, list) else []:
+        call = part.get("function_call") if isinstance(part, dict) else None
+        if isinstance(call, dict):
+            calls.append({"name": call.get("name"), "arguments": call.get("args"), "id": call.get("id")})
+    return calls
+
+
+# Strands Agents' default telemetry (strands-agents 1.62, `tracer.end_model_invoke_span`) puts the
+# model's answer on its `chat` span as a `gen_ai.choice` event whose `message` is the Bedrock-style
+# content list: a tool call is `{"toolUse": {"toolUseId", "name", "input"}}` (issue #16, item 7). Only
+# `chat` spans: the event loop cycle's own `gen_ai.choice` repeats the same calls.
+def _strands_calls(span: Span) -> list[dict[str, Any]]:
+    calls = []
+    for event in span.events:
+        if event.name != "gen_ai.choice":
+            continue
+        content = load_json_text(event.attributes.get("message"))
+        for block in content if isinstance(content, list) else []:
+            use = block.get("toolUse") if isinstance(block, dict) else None
+            if isinstance(use, dict):
+                calls.append(
+                    {"name": use.get("name"), "arguments": use.get("input"), "id": use.get("toolUseId")}
+                )
+    return calls
+
+
+# OpenInference's CrewAI event listener (openinference-instrumentation-crewai 1.1.21, `_event_assembler`)
+# writes no `llm.output_messages` for a turn that calls tools: the calls are only the LLM span's
+# `output.value`, the list CrewAI got from the model (OpenAI's `{id, function: {name, arguments}}`, or the
+# `{name, input|arguments, id|call_id|toolUseId}` of other providers, as CrewAI's own
+# `extract_tool_call_info` reads them). Every item must be a call.
+_CREWAI_SCOPE = "openinference.instrumentation.crewai"
+
+
+def _crewai_call(item: Any) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        return None
+    function = item.get("function")
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        return {"name": function["name"], "arguments": function.get("arguments"), "id": item.get("id")}
+    if isinstance(item.get("name"), str) and ("input" in item or "arguments" in item):
+        call_id = item.get("id", item.get("call_id", item.get("toolUseId")))
+        return {"name": item["name"], "arguments": item.get("input", item.get("arguments")), "id": call_id}
+    return None
+
+
+def _crewai_calls(value: Any) -> list[dict[str, Any]]:
+    items = load_json_text(value)
+    if not isinstance(items, list) or not items:
+        return []
+    calls = [_crewai_call(item) for item in items]
+    return [c for c in calls if c] if all(calls) else []
+
+
 # --- calls written as text: a fenced JSON block in the model's output --------------------------------
 
 # A fence on its own line, tagged `json` or untagged, closed by a fence on its own line.
@@ -125,6 +194,32 @@ def text_calls(text: str) -> list[dict[str, Any]]:
     return calls
 
 
+# DSPy's ChatAdapter (dspy 3.4, `adapters/chat_adapter.py`) writes each output field after a marker
+# `[[ ## name ## ]]`; ReAct's fields (`predict/react.py`) name the next tool and its JSON arguments. A
+# real model usually closes with `[[ ## completed ## ]]`.
+_DSPY_CALL = re.compile(
+    r"\[\[ ## next_tool_name ## \]\]\s*\n(?P<name>.*?)\s*\n\s*\[\[ ## next_tool_args ## \]\]\s*\n"
+    r"(?P<arguments>.*?)\s*(?=\[\[ ## |\Z)",
+    re.DOTALL,
+)
+_DSPY_MARKER = "[[ ## next_tool_name ## ]]"
+
+
+def dspy_calls(text: str) -> list[dict[str, Any]]:
+    """The tool call of a DSPy ReAct step written in the chat adapter's fields, if the text is one."""
+    if _DSPY_MARKER not in text:
+        return []
+    calls = []
+    for match in _DSPY_CALL.finditer(text):
+        name = match.group("name").strip()
+        if _TOOL_NAME.match(name):
+            calls.append({"name": name, "arguments": match.group("arguments").strip(), "id": None})
+    return calls
+
+
+# What a text must hold to be worth parsing for calls.
+_MAY_HOLD_CALLS = ("```", _DSPY_MARKER)
+
 _OPENINFERENCE_TEXT = re.compile(
     r"llm\.output_messages\.(\d+)\.message\.(?:content|contents\.(\d+)\.message_content\.text)$"
 )
@@ -150,7 +245,9 @@ def _output_texts(span: Span, messages: list[dict[str, Any]], prefixes: tuple[st
     attrs = span.attributes
     flattened: list[tuple[int, int, str]] = []
     for key, value in attrs.items():
-        if not key.startswith(prefixes) or not isinstance(value, str) or "```" not in value:
+        if not key.startswith(prefixes) or not isinstance(value, str):
+            continue
+        if not any(marker in value for marker in _MAY_HOLD_CALLS):
             continue
         match = _OPENINFERENCE_TEXT.match(key)
         if match and _assistant(attrs.get(f"llm.output_messages.{match.group(1)}.message.role")):
@@ -173,6 +270,17 @@ def extract_requests(span: Span) -> list[ToolRequest]:
     calls = _output_tool_calls(messages)
     if calls:
         return [_request(span, position, call, "gen_ai") for position, (call, _) in enumerate(calls)]
+    if _ADK_RESPONSE in attrs:
+        adk = _adk_calls(attrs[_ADK_RESPONSE])
+        return [_request(span, position, call, "adk") for position, call in enumerate(adk)]
+    if span.resource.scope_name.startswith(_CREWAI_SCOPE) and attrs.get("openinference.span.kind") == "LLM":
+        crewai = _crewai_calls(attrs.get("output.value"))
+        if crewai:
+            return [_request(span, position, call, "crewai") for position, call in enumerate(crewai)]
+    if attrs.get("gen_ai.operation.name") == "chat" and span.events:
+        strands = _strands_calls(span)
+        if strands:
+            return [_request(span, position, call, "strands") for position, call in enumerate(strands)]
     # One pass over the keys for both flattened encodings (this runs for every span).
     openinference = openllmetry = False
     for key in attrs:
@@ -191,4 +299,5 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         prefixes = ("llm.output_messages.",) * openinference + ("gen_ai.completion.",) * openllmetry
         for text in _output_texts(span, messages, prefixes):
             calls.extend((call, "text_json") for call in text_calls(text))
+            calls.extend((call, "dspy_chat") for call in dspy_calls(text))
     return [_request(span, position, call, encoding) for position, (call, encoding) in enumerate(calls)]

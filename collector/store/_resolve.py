@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.model.domain import SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolRequest
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -31,6 +31,9 @@ class ResolvedExecution:
     placement: Placement
     call_id: str | None
     call_id_source: str | None
+    # The best arguments of the call: the span's own JSON object, else its joined request's (issue #16).
+    arguments: Arguments
+    arguments_source: str | None
 
 
 @dataclass(slots=True)
@@ -63,6 +66,19 @@ class Resolution:
     executions: list[ResolvedExecution]
     requests: list[ResolvedRequest]
     runs: list[RunSummary]
+
+
+def _distinct_agents(agents: list[SpanNode]) -> list[SpanNode]:
+    """The agents above a span, outermost first, with an agent directly inside an agent of the same name
+    taken as that same agent: two instrumentations of one framework each open an agent span (ADK's own
+    `invoke_agent` under OpenInference's `agent_run`), and LangGraph's OpenLLMetry spans nest a
+    `LangGraph.workflow` under `invoke_agent LangGraph` (issue #16, item 4). Neither is a member."""
+    distinct: list[SpanNode] = []
+    for node in agents:
+        if distinct and node.agent and distinct[-1].agent and node.agent.name == distinct[-1].agent.name:
+            continue
+        distinct.append(node)
+    return distinct
 
 
 class _Tree:
@@ -129,7 +145,7 @@ class _Tree:
 
     def _place(self, span_id: str) -> Placement:
         chain = self.chain(span_id)
-        agents = [n for n in reversed(chain) if n.agent]
+        agents = _distinct_agents([n for n in reversed(chain) if n.agent])
         explicit = next((n.explicit_run_id for n in chain if n.explicit_run_id), None) or self.trace_explicit
         run_root = agents[0] if agents else self.only_agent
         if explicit:
@@ -157,7 +173,8 @@ def _canonical(value: Any) -> str:
 def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> list[ToolExecution]:
     """An MCP `tools/call` span nested with another execution of the same tool records one call twice.
 
-    The MCP span is the transport; the framework's execution span is kept.
+    The MCP span is the transport; the framework's execution span is kept. An MCP client span above the
+    server's span of the same call: the server's is kept, it saw how the tool ended.
     """
     by_span = {e.span_id: e for e in executions}
     nested_pairs: set[str] = set()
@@ -165,7 +182,9 @@ def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> 
         for ancestor in tree.chain(execution.span_id)[1:]:
             outer = by_span.get(ancestor.span_id)
             if outer is not None and outer.tool_name == execution.tool_name:
-                if execution.convention == "mcp":
+                if execution.convention == "mcp" and outer.convention == "mcp":
+                    nested_pairs.add(outer.span_id)  # the client's span above the server's: one call
+                elif execution.convention == "mcp":
                     nested_pairs.add(execution.span_id)
                 elif outer.convention == "mcp":
                     nested_pairs.add(outer.span_id)
@@ -173,10 +192,46 @@ def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> 
     return [e for e in executions if e.span_id not in nested_pairs]
 
 
+def _drop_nested_duplicates(tree: _Tree, requests: list[ToolRequest]) -> list[ToolRequest]:
+    """A model call recorded by two nested LLM spans asks for its tool calls once, not twice.
+
+    LlamaIndex's `CustomLLM.achat` calls `chat`, and OpenInference instruments both (issue #16): the
+    outer span repeats the inner one's calls exactly. The innermost span is kept; only spans on one
+    ancestor chain are compared, so the same calls asked again in another turn are never merged."""
+    by_span: dict[str, list[ToolRequest]] = {}
+    for request in requests:
+        by_span.setdefault(request.span_id, []).append(request)
+    if len(by_span) < 2:
+        return requests
+    signatures = {
+        span_id: tuple((r.call_id, r.tool_name, _canonical(r.arguments.value)) for r in calls)
+        for span_id, calls in by_span.items()
+    }
+    repeated: set[str] = set()
+    for span_id, signature in signatures.items():
+        for ancestor in tree.chain(span_id)[1:]:
+            if signatures.get(ancestor.span_id) == signature:
+                repeated.add(ancestor.span_id)
+    return [r for r in requests if r.span_id not in repeated]
+
+
+def _started_before(tree: _Tree, request: ToolRequest, execution: ToolExecution) -> bool:
+    node = tree.nodes.get(request.span_id)
+    return node is not None and node.start_ns <= execution.start_ns
+
+
 def _link_requests(
-    executions: list[ToolExecution], requests: list[ToolRequest], placements: dict[str, Placement]
+    tree: _Tree,
+    executions: list[ToolExecution],
+    requests: list[ToolRequest],
+    placements: dict[str, Placement],
 ) -> tuple[dict[str, tuple[str | None, str | None]], dict[tuple[str, int], str]]:
-    """Match executions to requests: by call id, else by (name, arguments, order) to recover the id."""
+    """Match executions to requests: by call id, else by (name, arguments, order) to recover the id.
+
+    A request is a candidate for an execution that ended after it was made, or that started after the
+    span that made it started: some frameworks keep the model call's span open while its tools run (ADK's
+    `call_llm` in schema v1), so a tool that raises ends before the span that asked for it ends (issue
+    #16, item 6)."""
     call_ids: dict[str, tuple[str | None, str | None]] = {}
     linked: dict[tuple[str, int], str] = {}
     by_call_id: dict[tuple[str, str], ToolRequest] = {}
@@ -201,7 +256,7 @@ def _link_requests(
             if (r.span_id, r.position) not in linked
             and r.tool_name == execution.tool_name
             and placements[r.span_id].run_id == run_id
-            and r.requested_ns <= execution.end_ns
+            and (r.requested_ns <= execution.end_ns or _started_before(tree, r, execution))
         ]
         candidates.sort(key=lambda r: (r.requested_ns, r.position))
         wanted = _canonical(execution.arguments.value) if execution.arguments.value is not None else None
@@ -216,6 +271,22 @@ def _link_requests(
     return call_ids, linked
 
 
+def best_arguments(execution: ToolExecution, request: ToolRequest | None) -> tuple[Arguments, str | None]:
+    """The arguments to store for an execution, and where they came from (`span` or `request`).
+
+    The span's own arguments win when they are a JSON object. Some instrumentations record something
+    else there: the bare text of a one-string-parameter tool (OpenInference on LangChain records `Paris`
+    for `{"city": "Paris"}`), or nothing when tool content is not captured but chat content is. Then the
+    request the execution was joined to says what the model asked the tool to do, as an object. The
+    span's own text stays in `arguments_raw`."""
+    own = execution.arguments
+    if isinstance(own.value, dict):
+        return own, "span"
+    if request is not None and isinstance(request.arguments.value, dict):
+        return Arguments(value=request.arguments.value, raw=own.raw, raw_is_value=False), "request"
+    return own, ("span" if own.present else None)
+
+
 def resolve_trace(
     trace_id: str,
     nodes: dict[str, SpanNode],
@@ -224,11 +295,11 @@ def resolve_trace(
 ) -> Resolution:
     tree = _Tree(trace_id, nodes)
     kept = _drop_transport_duplicates(tree, list(executions))
-    request_list = list(requests)
+    request_list = _drop_nested_duplicates(tree, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
     ordered = sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
     placements = {node.span_id: tree.placement(node.span_id) for node in ordered}
-    call_ids, linked = _link_requests(kept, request_list, placements)
+    call_ids, linked = _link_requests(tree, kept, request_list, placements)
 
     rounds: dict[str, dict[str, int]] = {}
     chat_spans = sorted({(r.requested_ns, r.span_id) for r in request_list})
@@ -271,12 +342,20 @@ def resolve_trace(
         summary.task_id = summary.task_id or place.task_id
         summary.session_id = summary.session_id or place.session_id
 
+    requested_by = {execution_span: key for key, execution_span in linked.items()}
+    by_key = {(r.span_id, r.position): r for r in request_list}
     resolved_executions = []
     for execution in kept:
         place = placements[execution.span_id]
         runs[place.run_id].n_executions += 1
         call_id, source = call_ids[execution.span_id]
-        resolved_executions.append(ResolvedExecution(execution, place, call_id, source))
+        request_key = requested_by.get(execution.span_id)
+        arguments, arguments_source = best_arguments(
+            execution, by_key[request_key] if request_key is not None else None
+        )
+        resolved_executions.append(
+            ResolvedExecution(execution, place, call_id, source, arguments, arguments_source)
+        )
     resolved_requests = []
     for request in request_list:
         place = placements[request.span_id]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.store.schema import SCHEMA_VERSION, create_schema_sql
+from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_schema_sql
 from scoring.verdict.ddl import execute_ddl
 
 
@@ -82,6 +82,11 @@ def open_writer(
     current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
     stored = current[0] if current else None
     if stored is None:
+        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+    elif stored < SCHEMA_VERSION:
+        for version in range(stored + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS.get(version, ()):
+                connection.execute(statement)
         connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
     elif stored > SCHEMA_VERSION:
         connection.close()

@@ -95,7 +95,7 @@ def _as_stored(attributes: dict[str, Any]) -> dict[str, Any]:
 
 def _execution(resolved: ResolvedExecution) -> Execution:
     e = resolved.execution
-    value, valid = _arguments(e.arguments)
+    value, valid = _arguments(resolved.arguments)
     return Execution(
         e.span_id,
         e.tool_name,

@@ -6,7 +6,7 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -66,6 +66,7 @@ TABLES: dict[str, str] = {
             arguments JSON USING COMPRESSION zstd,
             arguments_raw VARCHAR USING COMPRESSION zstd,
             arguments_error VARCHAR,
+            arguments_source VARCHAR,
             result JSON USING COMPRESSION zstd,
             error BOOLEAN NOT NULL,
             error_type VARCHAR,
@@ -168,6 +169,13 @@ INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS run_traces_by_run ON run_traces (run_id)",
     "CREATE INDEX IF NOT EXISTS run_traces_by_trace ON run_traces (trace_id)",
 )
+
+
+# What opening a file of an older schema version adds to it, by the version that added it. Columns are
+# appended (DuckDB adds a column at the end): every insert names its columns, so their order is free.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
+}
 
 
 def create_schema_sql() -> list[str]:

@@ -48,6 +48,8 @@ def not_compiled(spec: Spec) -> str | None:
     """Why the spec is judged in Python, or None when SQL judges it."""
     if spec.profile != "default":
         return f"profile {spec.profile}"
+    if spec.ignore_tools:
+        return "ignore_tools"
     if not _checks_are_built_in():
         return "a check registered outside tracescore"
     for key in CATALOGUE_KEYS:

@@ -12,9 +12,16 @@ def _is_leader(agent_path: str | None) -> bool:
 
 
 def scoped(spec: Spec, evidence: Evidence) -> tuple[Scoped, int]:
-    """The evidence the spec may see, and how many member executions `scope: leader` left out."""
+    """The evidence the spec may see, and how many member executions `scope: leader` left out.
+
+    Executions and requests of `ignore_tools` are not seen at all, by any check or gate."""
+    executions, requests = evidence.executions, evidence.requests
+    if spec.ignore_tools:
+        ignored = set(spec.ignore_tools)
+        executions = tuple(e for e in executions if e.tool_name not in ignored)
+        requests = tuple(r for r in requests if r.tool_name not in ignored)
     if spec.scope == "all":
-        return Scoped(evidence.executions, evidence.requests, evidence.definitions), 0
-    executions = tuple(e for e in evidence.executions if _is_leader(e.agent_path))
-    requests = tuple(r for r in evidence.requests if _is_leader(r.agent_path))
-    return Scoped(executions, requests, evidence.definitions), len(evidence.executions) - len(executions)
+        return Scoped(executions, requests, evidence.definitions), 0
+    leaders = tuple(e for e in executions if _is_leader(e.agent_path))
+    requests = tuple(r for r in requests if _is_leader(r.agent_path))
+    return Scoped(leaders, requests, evidence.definitions), len(executions) - len(leaders)

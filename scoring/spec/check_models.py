@@ -14,6 +14,7 @@ from pydantic import (
     StrictBool,
     StrictFloat,
     StrictInt,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -238,3 +239,44 @@ def check_bounds(name: str, bounds: dict[str, float] | None) -> None:
             raise ValueError(f"{name} for {tool!r} must be greater than 0, got {bound}")
         if not tool:
             raise ValueError("tool names must not be empty")
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Strict: `true` or "5" is a mistake in a spec file, not a 1 ms or 5 ms bound.
+    max_ms: dict[str, StrictFloat | StrictInt] | None = Field(
+        default=None,
+        description='upper bound per tool in milliseconds; "*" applies to every tool not named',
+    )
+    # Percentile bounds are judged per task over its runs (the task aggregates), not per run.
+    p50_ms: dict[str, StrictFloat | StrictInt] | None = None
+    p95_ms: dict[str, StrictFloat | StrictInt] | None = None
+    p99_ms: dict[str, StrictFloat | StrictInt] | None = None
+    window: str | None = None
+
+    @field_validator("max_ms", "p50_ms", "p95_ms", "p99_ms")
+    @classmethod
+    def _positive(cls, bounds: dict[str, float] | None, info: ValidationInfo) -> dict[str, float] | None:
+        check_bounds(str(info.field_name), bounds)
+        return bounds
+
+    @field_validator("window")
+    @classmethod
+    def _duration(cls, window: str | None) -> str | None:
+        if window is not None:
+            window_seconds(window)
+        return window
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Latency:
+        if self.max_ms is None and not self.percentiles:
+            raise ValueError("give max_ms (per run) or p50_ms, p95_ms, p99_ms (per task over its runs)")
+        if self.window is not None and not self.percentiles:
+            raise ValueError("window groups runs for percentile bounds: give p50_ms, p95_ms or p99_ms too")
+        return self
+
+    @property
+    def percentiles(self) -> dict[str, dict[str, float]]:
+        """Percentile bounds given, keyed p50_ms / p95_ms / p99_ms."""
+        return {k: v for k in PERCENTILES if (v := getattr(self, k)) is not None}

@@ -13,10 +13,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictFloat,
-    StrictInt,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -25,14 +22,12 @@ from scoring.spec._documents import DocumentError, documents
 from scoring.spec._json import not_json
 from scoring.spec._messages import location, unknown_key
 from scoring.spec.check_models import (
-    PERCENTILES,
     ArgumentRules,
     CallCount,
+    Latency,
     Parallel,
     Trajectory,
-    check_bounds,
     check_tool_names,
-    window_seconds,
 )
 from scoring.spec.jsonschema import schema_problem
 
@@ -42,47 +37,6 @@ SelectValue = str | int | float | bool | list[str | int | float | bool]
 
 class SpecError(ValueError):
     """A spec file cannot be used; the message names the file, the spec, the key and the fix."""
-
-
-class Latency(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    # Strict: `true` or "5" is a mistake in a spec file, not a 1 ms or 5 ms bound.
-    max_ms: dict[str, StrictFloat | StrictInt] | None = Field(
-        default=None,
-        description='upper bound per tool in milliseconds; "*" applies to every tool not named',
-    )
-    # Percentile bounds are judged per task over its runs (the task aggregates), not per run.
-    p50_ms: dict[str, StrictFloat | StrictInt] | None = None
-    p95_ms: dict[str, StrictFloat | StrictInt] | None = None
-    p99_ms: dict[str, StrictFloat | StrictInt] | None = None
-    window: str | None = None
-
-    @field_validator("max_ms", "p50_ms", "p95_ms", "p99_ms")
-    @classmethod
-    def _positive(cls, bounds: dict[str, float] | None, info: ValidationInfo) -> dict[str, float] | None:
-        check_bounds(str(info.field_name), bounds)
-        return bounds
-
-    @field_validator("window")
-    @classmethod
-    def _duration(cls, window: str | None) -> str | None:
-        if window is not None:
-            window_seconds(window)
-        return window
-
-    @model_validator(mode="after")
-    def _bounded(self) -> Latency:
-        if self.max_ms is None and not self.percentiles:
-            raise ValueError("give max_ms (per run) or p50_ms, p95_ms, p99_ms (per task over its runs)")
-        if self.window is not None and not self.percentiles:
-            raise ValueError("window groups runs for percentile bounds: give p50_ms, p95_ms or p99_ms too")
-        return self
-
-    @property
-    def percentiles(self) -> dict[str, dict[str, float]]:
-        """Percentile bounds given, keyed p50_ms / p95_ms / p99_ms."""
-        return {k: v for k in PERCENTILES if (v := getattr(self, k)) is not None}
 
 
 # Keys of the check catalogue (issue 6, docs/checks.md). profile reliability_eval refuses them all:
@@ -134,6 +88,9 @@ class Spec(BaseModel):
     argument_rules: dict[str, ArgumentRules] | None = None
     calls: dict[str, CallCount] | None = None
     forbidden_tools: list[str] | None = None
+    # Tools the spec does not see at all: a framework's own tools that run beside the agent's (smolagents'
+    # `final_answer`, DSPy's `finish`). Not a check: their executions and requests leave the evidence.
+    ignore_tools: list[str] | None = None
     trajectory: Trajectory | None = None
     before: list[tuple[str, str]] | None = None
     parallel: Parallel | None = None
@@ -141,7 +98,7 @@ class Spec(BaseModel):
     expect_tool_call: Literal[True] | None = None
     require_executions_for_requests: Literal[True] | None = None
 
-    @field_validator("expected_tools", "forbidden_tools", mode="before")
+    @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
     def _not_a_bare_string(cls, value: Any) -> Any:
         return _bare_string(value)
@@ -153,7 +110,7 @@ class Spec(BaseModel):
     def _true(cls, value: Any) -> Any:
         return _only_true(value)
 
-    @field_validator("expected_tools", "forbidden_tools")
+    @field_validator("expected_tools", "forbidden_tools", "ignore_tools")
     @classmethod
     def _names(cls, value: list[str] | None) -> list[str] | None:
         if value is not None:
@@ -258,6 +215,12 @@ class Spec(BaseModel):
         if self.expect_no_tool_calls and self.expected_tools:
             raise ValueError(
                 "expect_no_tool_calls contradicts expected_tools (an expected tool must run): keep one"
+            )
+        ignored = set(self.ignore_tools or []) & (self.expected_names | set(self.forbidden_tools or []))
+        if ignored:
+            raise ValueError(
+                f"{', '.join(sorted(ignored))} both ignored and checked: a spec cannot see an ignored tool, "
+                "remove it from ignore_tools or from the checks that name it"
             )
         both = set(self.forbidden_tools or []) & self.expected_names
         if both:

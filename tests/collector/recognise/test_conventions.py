@@ -1008,7 +1008,7 @@ def test_adk_vendor_keys_and_unspecified_call_id(stored: Stored) -> None:
         tool_name="get_capital",
         arguments={"country": "France"},
         arguments_raw='{"country": "France"}',
-        result={"result": "Paris"},
+        result="Paris",  # what the tool returned: ADK's `{"result": …}` wrapper is taken off (issue #16)
         call_id=None,  # "<not specified>" is ADK's placeholder, not an id
         call_id_source=None,
         convention="adk",
@@ -1029,7 +1029,7 @@ def test_adk_request_confirmation_is_a_pause(stored: Stored) -> None:
             '{"originalFunctionCall": {"id": "adk-fc-1", "name": "transfer_funds", "args": {"amount": 500}}, '
             '"toolConfirmation": {"hint": "Approve the transfer?", "confirmed": false}}'
         ),
-        result={"result": "<not specified>"},
+        result=None,  # `{"result": "<not specified>"}`: ADK's placeholder, nothing was returned
         call_id="adk-fc-2",
         call_id_source="span",
         paused=True,
@@ -1082,7 +1082,7 @@ def test_strands_latest_operation_details_events(stored: Stored) -> None:
     assert stored.execution("strands_latest.tool") == clean_row(
         tool_name="get_time",
         arguments={"timezone": "Europe/Paris"},
-        result=[{"text": "14:05"}],
+        result="14:05",  # Strands' one-block content list taken off (issue #16)
         call_id="tooluse_T1",
         call_id_source="span",
         convention="strands",
@@ -1110,7 +1110,7 @@ def test_strands_legacy_tool_message_and_choice_events(stored: Stored) -> None:
         tool_name="get_conditions",
         arguments={"city": "Lima"},
         arguments_raw='{"city": "Lima"}',
-        result=[{"text": "cloudy"}],
+        result="cloudy",  # Strands' one-block content list taken off (issue #16)
         call_id="tooluse_L1",
         call_id_source="span",
         convention="strands",

@@ -33,3 +33,27 @@ def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_ve
             assert tables >= TABLES
         finally:
             connection.close()
+
+
+def test_a_version_1_file_gains_the_arguments_source_column(tmp_path: Path) -> None:
+    """Schema version 2 added executions.arguments_source: a file written before it is upgraded in place,
+    its rows kept, and the new column is NULL for them."""
+    path = tmp_path / "v1.duckdb"
+    connection = open_writer(path)
+    connection.execute(
+        "INSERT INTO executions (run_id, trace_id, span_id, tool_name, error, paused, from_history, "
+        "convention, ingest_seq) VALUES ('r', 't', 's', 'get_weather', false, false, false, 'gen_ai', 1)"
+    )
+    connection.execute("ALTER TABLE executions DROP COLUMN arguments_source")
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (1)")
+    connection.close()
+
+    connection = open_writer(path)
+    try:
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()]
+        rows = connection.execute("SELECT tool_name, arguments_source FROM executions").fetchall()
+    finally:
+        connection.close()
+    assert max(versions) == 2
+    assert rows == [("get_weather", None)]

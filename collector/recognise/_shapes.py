@@ -1,0 +1,169 @@
+"""What instrumentations wrap around a tool call's arguments and result, taken off again.
+
+One function per shape, each naming the instrumentation (package and version) that writes it: the
+adapters of collector/recognise/conventions.py call these for the scopes they belong to, so a shape is
+only ever unwrapped where it was seen (issue #16: "results as the tool returned them").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collector.model.domain import Arguments, Span
+from collector.recognise._content import load_json_text
+
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def parts(message: Any) -> list[dict[str, Any]]:
+    if isinstance(message, dict) and isinstance(message.get("parts"), list):
+        return [p for p in message["parts"] if isinstance(p, dict)]
+    return []
+
+
+# Strands Agents (strands-agents 1.62, `telemetry/tracer.py`): a tool's result is its ToolResult content,
+# a list of blocks (`[{"text": …}]`, `[{"json": …}]`: `tools/decorator.py` wraps return values so), and
+# `gen_ai_unredacted_attributes` being off writes this token in place of content.
+STRANDS_SCOPE = "strands.telemetry.tracer"
+STRANDS_REDACTED = "[REDACTED]"
+
+
+def strands_result(value: Any) -> Any:
+    """The tool's return value out of Strands' one-block content list; anything else as it is."""
+    if value == STRANDS_REDACTED:
+        return None
+    blocks = load_json_text(value)
+    if isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict) and len(blocks[0]) == 1:
+        ((kind, inner),) = blocks[0].items()
+        if kind in ("text", "json"):
+            return inner
+    return value
+
+
+def strands_unredacted(value: Any) -> Any:
+    return None if value == STRANDS_REDACTED else value
+
+
+def strands_response(span: Span) -> Any:
+    """An errored call's answer, which the latest mode keeps only in the output messages (the span's
+    `gen_ai.output.messages`, or the details event's) as a `tool_call_response` part."""
+    sources = [span.attributes.get("gen_ai.output.messages")]
+    sources += [e.attributes.get("gen_ai.output.messages") for e in span.events if e.name == DETAILS_EVENT]
+    for source in sources:
+        for message in load_json_text(source) or []:
+            for part in parts(message):
+                if part.get("type") == "tool_call_response":
+                    return part.get("response", part.get("result"))
+    return None
+
+
+ADK_SCOPE = "gcp.vertex.agent"
+ADK_OPENINFERENCE_SCOPE = "openinference.instrumentation.google_adk"
+ADK_NOT_SPECIFIED = "<not specified>"
+
+
+def adk_result(value: Any) -> Any:
+    """ADK wraps a tool's return value that is not a dict as `{"result": value}`
+    (google-adk 2.13, `flows/llm_flows/tools/_caller.py`), and writes `{"result": "<not specified>"}` for
+    a tool that raised: the tool returned `value`, or nothing."""
+    loaded = load_json_text(value)
+    if isinstance(loaded, dict) and set(loaded) == {"result"}:
+        inner = loaded["result"]
+        return None if inner == ADK_NOT_SPECIFIED else inner
+    return value
+
+
+# LlamaIndex's `ToolOutput` as its instrumentation dumps it; the tool's own return value is `raw_output`.
+_LLAMA_INDEX_OUTPUT_KEYS = frozenset({"raw_output", "raw_input", "tool_name", "is_error"})
+
+
+def llama_index_result(value: Any) -> Any:
+    loaded = load_json_text(value)
+    if isinstance(loaded, dict) and set(loaded) >= _LLAMA_INDEX_OUTPUT_KEYS:
+        return loaded["raw_output"]
+    return value
+
+
+def adk_function_response(value: Any) -> Any:
+    """OpenInference's google-adk instrumentation (1.0.5) records the whole FunctionResponse,
+    `{"id", "name", "response"}`, as the tool's output; the tool's answer is `response`."""
+    loaded = load_json_text(value)
+    if isinstance(loaded, dict) and set(loaded) == {"id", "name", "response"}:
+        return loaded["response"]
+    return value
+
+
+# OpenInference's LangChain instrumentation (0.1.80, `_tracer._output_value`) dumps a tool's ToolMessage as
+# `{"type": "tool", "data": {"content": …, "tool_call_id": …, …}}`: the tool returned `content`.
+LANGCHAIN_OPENINFERENCE_SCOPE = "openinference.instrumentation.langchain"
+
+
+def langchain_tool_message(value: Any) -> Any:
+    loaded = load_json_text(value)
+    if isinstance(loaded, dict) and loaded.get("type") == "tool" and isinstance(loaded.get("data"), dict):
+        data = loaded["data"]
+        if "content" in data and "tool_call_id" in data:
+            return data["content"]
+    return value
+
+
+# OpenLLMetry's LangChain callback (opentelemetry-instrumentation-langchain 0.62.4,
+# `callback_handler.on_tool_start` / `on_tool_end`) records LangChain's callback arguments as the tool's
+# input, `{"input_str", "tags", "metadata", "inputs", "kwargs"}`, where `inputs` holds the call's
+# arguments and `kwargs.tool_call_id` its call id; and the output as `{"output": <ToolMessage>, "kwargs"}`,
+# the ToolMessage serialised by LangChain (`lc`, `type: constructor`, `id: [..., "ToolMessage"]`,
+# `kwargs.content`). Issue #16, item 3.
+LANGCHAIN_OPENLLMETRY_SCOPE = "opentelemetry.instrumentation.langchain"
+_CALLBACK_INPUT_KEYS = frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"})
+
+
+def langchain_callback_input(arguments: Arguments) -> tuple[Arguments, str | None]:
+    """The call's arguments and call id out of the callback record; the record itself when it is none.
+
+    A tool whose input was a bare string has no `inputs`: its text is kept as a value that is not an
+    object, so the arguments of the request joined to it are stored instead (`arguments_source`)."""
+    value = arguments.value
+    if not (isinstance(value, dict) and "input_str" in value and set(value) <= _CALLBACK_INPUT_KEYS):
+        return arguments, None
+    extra = value.get("kwargs")
+    call_id = extra.get("tool_call_id") if isinstance(extra, dict) else None
+    inputs = value.get("inputs")
+    kept = inputs if isinstance(inputs, dict) else value.get("input_str")
+    unwrapped = Arguments(value=kept, raw=arguments.raw, raw_is_value=False)
+    return unwrapped, call_id if isinstance(call_id, str) else None
+
+
+def langchain_callback_output(value: Any) -> Any:
+    loaded = load_json_text(value)
+    if not (isinstance(loaded, dict) and set(loaded) == {"output", "kwargs"}):
+        return value
+    output = loaded["output"]
+    if (
+        isinstance(output, dict)
+        and output.get("type") == "constructor"
+        and isinstance(output.get("id"), list)
+        and output["id"][-1:] == ["ToolMessage"]
+        and isinstance(output.get("kwargs"), dict)
+    ):
+        return output["kwargs"].get("content")
+    return output
+
+
+# OpenLLMetry's MCP instrumentation (opentelemetry-instrumentation-mcp 0.62.4, `instrumentation.py`
+# `_extract_clean_input` / `_extract_clean_output`): `{"tool_name", "arguments"}` in, `{"result",
+# "is_error"}` out.
+MCP_OPENLLMETRY_SCOPE = "opentelemetry.instrumentation.mcp.instrumentation"
+
+
+def mcp_openllmetry_input(arguments: Arguments) -> Arguments:
+    value = arguments.value
+    if isinstance(value, dict) and "arguments" in value and set(value) <= {"tool_name", "arguments"}:
+        return Arguments(value=value["arguments"], raw=arguments.raw, raw_is_value=False)
+    return arguments
+
+
+def mcp_openllmetry_output(value: Any) -> Any:
+    loaded = load_json_text(value)
+    if isinstance(loaded, dict) and "result" in loaded and set(loaded) <= {"result", "is_error"}:
+        return loaded["result"]
+    return value
