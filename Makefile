@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test check lint format clean proto bench soak
+.PHONY: install demo serve test check lint format clean proto bench soak fixtures test-frameworks
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,16 @@ check: install
 
 test: check
 	$(BIN)/python -m pytest -q
+
+# Real agent frameworks (tests/frameworks/): each cell's driver runs in a virtualenv of its own, built
+# from tests/frameworks/requirements/ on first use and kept in ~/.cache/tracescore/frameworks.
+# `make fixtures` re-records what every framework sends (commit what changes); `make test-frameworks`
+# runs the live matrix against the recordings' rules (.ci/run does).
+fixtures: install
+	$(BIN)/python -m tests.frameworks.record
+
+test-frameworks: install
+	TRACESCORE_LIVE_FRAMEWORKS=1 $(BIN)/python -m pytest -q tests/frameworks/test_live.py
 
 # The peer, Arize Phoenix, lives in its own virtualenv: its dependencies must not shape ours.
 PHOENIX_VENV ?= .venv-phoenix

@@ -1,0 +1,133 @@
+"""LangGraph and LangChain through the shared scenario, with OpenInference's or OpenLLMetry's instrumentation.
+
+Shapes (`--shape`): `react` is LangGraph's prebuilt ReAct agent (`langgraph.prebuilt.create_react_agent`),
+`stategraph` a hand-built `StateGraph` with a `ToolNode`, `create_agent` LangChain 1.x's
+`langchain.agents.create_agent`. The model is LangChain's own `GenericFakeChatModel` playing a script
+(tool calls with fixed ids, then text); its `bind_tools` keeps the script, since a fake model has no tool
+schema to send anywhere. Nothing leaves the machine but OTLP to `--endpoint`.
+
+Run inside a virtualenv with tests/frameworks/requirements/<cell>.txt installed:
+    python tests/frameworks/drivers/drive_langgraph.py --shape react --instrumentation openinference \
+        --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from _harness import (
+    BOOKING_ANSWER,
+    BOOKING_CALLS,
+    BOOKING_PROMPT,
+    WEATHER_ANSWER,
+    WEATHER_CALLS,
+    WEATHER_PROMPT,
+    Harness,
+    arguments,
+)
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import tool
+
+SHAPES = ("react", "stategraph", "create_agent")
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model, which may be given tools (the script decides what it calls)."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+
+def _turns(calls: Sequence[tuple[str, str, dict[str, Any]]], answer: str) -> list[BaseMessage]:
+    requested = [
+        {"name": name, "args": args, "id": call_id, "type": "tool_call"} for call_id, name, args in calls
+    ]
+    return [AIMessage(content="", tool_calls=requested), AIMessage(content=answer)]
+
+
+def _instrument(name: str, harness: Harness) -> None:
+    if name == "openinference":
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        LangChainInstrumentor().instrument(tracer_provider=harness.provider)
+    else:
+        # OpenLLMetry (opentelemetry-instrumentation-langchain) captures content unless the environment
+        # sets TRACELOOP_TRACE_CONTENT=false; by default it writes it as span attributes, not log events.
+        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+        LangchainInstrumentor().instrument(tracer_provider=harness.provider)
+
+
+def _agent(shape: str, model: ScriptedChatModel, tools: list[Any]) -> Any:
+    if shape == "react":
+        from langgraph.prebuilt import create_react_agent
+
+        return create_react_agent(model, tools)
+    if shape == "create_agent":
+        from langchain.agents import create_agent
+
+        return create_agent(model, tools)
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    def call_model(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", call_model)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    graph.add_edge("tools", "agent")
+    return graph.compile()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = arguments(__doc__)
+    parser.add_argument("--shape", choices=SHAPES, default="react")
+    parser.add_argument(
+        "--instrumentation", choices=("openinference", "openllmetry"), default="openinference"
+    )
+    args = parser.parse_args(argv)
+    instrumentation_package = (
+        "openinference-instrumentation-langchain"
+        if args.instrumentation == "openinference"
+        else "opentelemetry-instrumentation-langchain"
+    )
+    harness = Harness(
+        f"langgraph-{args.shape}-{args.instrumentation}",
+        ["langgraph", "langchain-core", "langchain", instrumentation_package],
+        args.endpoint,
+        args.record,
+    )
+    shape, instrumentation = args.shape, args.instrumentation
+    _instrument(instrumentation, harness)
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        return harness.get_weather(city)
+
+    @tool
+    def book_flight(destination: str, passengers: int) -> str:
+        """Book a flight for some passengers."""
+        return harness.book_flight(destination, passengers)
+
+    tools = [get_weather, book_flight]
+    for task, prompt, calls, answer in (
+        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
+        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
+    ):
+        model = ScriptedChatModel(messages=iter(_turns(calls, answer)))
+        agent = _agent(shape, model, tools)
+        with harness.invocation(task):
+            agent.invoke({"messages": [("user", prompt)]})
+    harness.finish(requests=True, parallel_calls=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

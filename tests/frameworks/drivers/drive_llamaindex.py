@@ -1,0 +1,103 @@
+"""LlamaIndex's `FunctionAgent` through the shared scenario, with OpenInference's instrumentation.
+
+The agent is `llama_index.core.agent.workflow.FunctionAgent`, a workflow run on asyncio (`asyncio.run`
+inside each invocation). The model is LlamaIndex's own `MockFunctionCallingLLM` given a response
+generator that plays a script: an assistant message of `ToolCallBlock`s with fixed call ids (both
+weather calls in one turn, which `FunctionAgent` runs in parallel), then the answer as text. The agent
+streams the model's reply by default (`astream_chat_with_tools`); `--no-streaming` makes it call
+`achat_with_tools` instead (the mock's `achat` calls its own `chat`, as LlamaIndex's `CustomLLM` does, so
+each model turn is two nested LLM spans). Nothing leaves the machine but OTLP to `--endpoint`.
+
+Run inside a virtualenv with tests/frameworks/requirements/llamaindex-openinference.txt installed:
+    python tests/frameworks/drivers/drive_llamaindex.py \
+        --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from _harness import (
+    BOOKING_ANSWER,
+    BOOKING_CALLS,
+    BOOKING_PROMPT,
+    WEATHER_ANSWER,
+    WEATHER_CALLS,
+    WEATHER_PROMPT,
+    Harness,
+    arguments,
+)
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.tools import FunctionTool
+from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+
+class Script:
+    """The model's replies, in order: the tool calls of one turn, then the final answer."""
+
+    def __init__(self, calls: Sequence[tuple[str, str, dict[str, Any]]], answer: str) -> None:
+        blocks = [
+            ToolCallBlock(tool_call_id=call_id, tool_name=name, tool_kwargs=dict(args))
+            for call_id, name, args in calls
+        ]
+        self._replies = [
+            ChatMessage(role=MessageRole.ASSISTANT, blocks=list(blocks)),
+            ChatMessage(role=MessageRole.ASSISTANT, content=answer),
+        ]
+
+    def __call__(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        return self._replies.pop(0)
+
+
+async def _run(agent: FunctionAgent, prompt: str) -> str:
+    return str(await agent.run(user_msg=prompt))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = arguments(__doc__)
+    parser.add_argument(
+        "--no-streaming", action="store_true", help="the agent calls achat_with_tools, not the stream"
+    )
+    args = parser.parse_args(argv)
+    harness = Harness(
+        "llamaindex-nostream-openinference" if args.no_streaming else "llamaindex-openinference",
+        ["llama-index-core", "llama-index-workflows", "openinference-instrumentation-llama-index"],
+        args.endpoint,
+        args.record,
+    )
+    LlamaIndexInstrumentor().instrument(tracer_provider=harness.provider)
+
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        return harness.get_weather(city)
+
+    def book_flight(destination: str, passengers: int) -> str:
+        """Book a flight for some passengers."""
+        return harness.book_flight(destination, passengers)
+
+    tools = [FunctionTool.from_defaults(fn=get_weather), FunctionTool.from_defaults(fn=book_flight)]
+    for task, prompt, calls, answer in (
+        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
+        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
+    ):
+        llm = MockFunctionCallingLLM(response_generator=Script(calls, answer))
+        agent = FunctionAgent(
+            name="assistant",
+            description="Answers with the weather and books flights.",
+            tools=list(tools),
+            llm=llm,
+            streaming=not args.no_streaming,
+        )
+        with harness.invocation(task):
+            asyncio.run(_run(agent, prompt))
+    harness.finish(requests=True, parallel_calls=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

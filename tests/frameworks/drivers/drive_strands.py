@@ -1,0 +1,155 @@
+"""Strands Agents through the shared scenario, in each of its telemetry modes.
+
+Strands instruments itself (strands/telemetry/tracer.py): it traces through the global tracer
+provider, so the harness's provider is made global before the first `Agent` is built. Its conventions
+are chosen by `OTEL_SEMCONV_STABILITY_OPT_IN`, read once when the first `Agent` creates strands'
+`Tracer` singleton; the driver sets it from `--mode` before that:
+
+- `default`: the variable unset; messages as legacy per-message span events (`gen_ai.user.message`,
+  `gen_ai.choice`, `gen_ai.tool.message`), `gen_ai.system`.
+- `latest`: `gen_ai_latest_experimental`; messages on `gen_ai.client.inference.operation.details`
+  events (`gen_ai.input.messages` / `gen_ai.output.messages`), `gen_ai.provider.name`, and
+  `gen_ai.tool.call.arguments` / `gen_ai.tool.call.result` on the tool spans.
+- `latest_attributes`: `gen_ai_latest_experimental,gen_ai_span_attributes_only`; the same, with the
+  message content as span attributes instead of events (what strands does for Langfuse).
+
+The model is a minimal `strands.models.Model` subclass that streams a script of Bedrock-style
+ConverseStream events (`toolUse` blocks with fixed ids, then text); nothing leaves the machine but
+OTLP to `--endpoint`. Strands' default `ConcurrentToolExecutor` runs a turn's tool calls in parallel,
+and a tool's exception becomes an error tool result the model is given, so the booking task ends with
+the model's answer.
+
+Run inside a virtualenv with tests/frameworks/requirements/strands.txt installed:
+    python tests/frameworks/drivers/drive_strands.py --mode default \
+        --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/strands-default
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncGenerator, AsyncIterable, Sequence
+from typing import Any
+
+from _harness import (
+    BOOKING_ANSWER,
+    BOOKING_CALLS,
+    BOOKING_PROMPT,
+    WEATHER_ANSWER,
+    WEATHER_CALLS,
+    WEATHER_PROMPT,
+    Harness,
+    arguments,
+)
+from opentelemetry import trace
+from strands import Agent, tool
+from strands.models import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
+
+# The value of OTEL_SEMCONV_STABILITY_OPT_IN for each mode (None: unset).
+MODES: dict[str, str | None] = {
+    "default": None,
+    "latest": "gen_ai_latest_experimental",
+    "latest_attributes": "gen_ai_latest_experimental,gen_ai_span_attributes_only",
+}
+
+Calls = Sequence[tuple[str, str, dict[str, Any]]]
+
+
+class ScriptedModel(Model):
+    """A model that streams one scripted turn per request: the tool calls first, then the answer."""
+
+    def __init__(self, calls: Calls, answer: str) -> None:
+        self.config: dict[str, Any] = {"model_id": "scripted"}
+        self._turns: list[Calls | str] = [calls, answer]
+
+    def update_config(self, **model_config: Any) -> None:
+        self.config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:
+        return self.config
+
+    async def structured_output(
+        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        raise NotImplementedError("the scripted model gives no structured output")
+        yield {}  # an async generator, as the interface declares
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        turn = self._turns.pop(0)
+        yield {"messageStart": {"role": "assistant"}}
+        if isinstance(turn, str):
+            yield {"contentBlockDelta": {"delta": {"text": turn}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+        else:
+            for call_id, name, args in turn:
+                yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": name}}}}
+                yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
+                yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+                "metrics": {"latencyMs": 1},
+            }
+        }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = arguments(__doc__)
+    parser.add_argument("--mode", choices=tuple(MODES), default="default")
+    args = parser.parse_args(argv)
+    opt_in = MODES[args.mode]
+    if opt_in is None:
+        os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
+    else:
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = opt_in
+    harness = Harness(f"strands-{args.mode}", ["strands-agents"], args.endpoint, args.record)
+    trace.set_tracer_provider(harness.provider)
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city.
+
+        Args:
+            city: The city.
+        """
+        return harness.get_weather(city)
+
+    @tool
+    def book_flight(destination: str, passengers: int) -> str:
+        """Book a flight for some passengers.
+
+        Args:
+            destination: Where to fly.
+            passengers: How many people fly.
+        """
+        return harness.book_flight(destination, passengers)
+
+    for task, prompt, calls, answer in (
+        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
+        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
+    ):
+        agent = Agent(
+            model=ScriptedModel(calls, answer),
+            tools=[get_weather, book_flight],
+            callback_handler=None,
+        )
+        with harness.invocation(task):
+            agent(prompt)
+    harness.finish(requests=True, parallel_calls=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

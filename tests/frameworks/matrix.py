@@ -1,0 +1,132 @@
+"""The coverage matrix: each cell is one framework driven through one instrumentation.
+
+A cell names its driver (tests/frameworks/drivers/), the driver's arguments, and the requirements file
+(tests/frameworks/requirements/, every version pinned) of the virtualenv it runs in. Several cells share
+a virtualenv when their pins agree. `python -m tests.frameworks.record` builds the virtualenvs and
+records each cell's OTLP into tests/frameworks/fixtures/<cell>/ (`make fixtures`);
+tests/frameworks/test_recorded.py checks recognition on those recordings in the normal suite, and
+tests/frameworks/test_live.py runs the drivers themselves (`make test-frameworks`, run by .ci/run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DRIVERS = HERE / "drivers"
+REQUIREMENTS = HERE / "requirements"
+FIXTURES = HERE / "fixtures"
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    driver: str
+    args: tuple[str, ...]
+    requirements: str
+
+    @property
+    def fixture(self) -> Path:
+        return FIXTURES / self.name
+
+
+CELLS: tuple[Cell, ...] = (
+    *(
+        Cell(
+            f"langgraph-{shape}-openinference",
+            "drive_langgraph.py",
+            ("--shape", shape),
+            "langchain-openinference",
+        )
+        for shape in ("react", "stategraph", "create_agent")
+    ),
+    Cell("smolagents-openinference", "drive_smolagents.py", (), "smolagents-openinference"),
+    Cell("llamaindex-openinference", "drive_llamaindex.py", (), "llamaindex-openinference"),
+    Cell(
+        "llamaindex-nostream-openinference",
+        "drive_llamaindex.py",
+        ("--no-streaming",),
+        "llamaindex-openinference",
+    ),
+    Cell("dspy-openinference", "drive_dspy.py", ("--call", "sync"), "dspy-openinference"),
+    Cell("dspy-async-openinference", "drive_dspy.py", ("--call", "async"), "dspy-openinference"),
+    *(
+        Cell(f"adk-native-{mode}", "drive_adk.py", ("--mode", mode), "adk")
+        for mode in ("v2", "v2-content", "v1", "v1-nocontent", "v1-experimental")
+    ),
+    Cell("adk-openinference", "drive_adk.py", ("--instrumentation", "openinference"), "adk"),
+    Cell(
+        "adk-openinference-global",
+        "drive_adk.py",
+        ("--instrumentation", "openinference", "--global-provider"),
+        "adk",
+    ),
+    Cell(
+        "adk-openinference-global-v1",
+        "drive_adk.py",
+        ("--instrumentation", "openinference", "--global-provider", "--mode", "v1"),
+        "adk",
+    ),
+    *(
+        Cell(f"strands-{mode}", "drive_strands.py", ("--mode", mode), "strands")
+        for mode in ("default", "latest", "latest_attributes")
+    ),
+    *(
+        Cell(
+            f"langgraph-{shape}-openllmetry",
+            "drive_langgraph.py",
+            ("--shape", shape, "--instrumentation", "openllmetry"),
+            "langchain-openllmetry",
+        )
+        for shape in ("react", "stategraph", "create_agent")
+    ),
+    Cell("crewai-openinference", "drive_crewai.py", ("--mode", "wrappers"), "crewai-openinference"),
+    Cell("crewai-openinference-events", "drive_crewai.py", ("--mode", "events"), "crewai-openinference"),
+    Cell("mcp-native", "drive_mcp.py", ("--instrumentation", "native"), "mcp"),
+    Cell("mcp-openinference", "drive_mcp.py", ("--instrumentation", "openinference"), "mcp"),
+    Cell("mcp-openllmetry", "drive_mcp.py", ("--instrumentation", "openllmetry"), "mcp-openllmetry"),
+)
+
+BY_NAME = {cell.name: cell for cell in CELLS}
+
+
+def venv_root() -> Path:
+    """Where the cells' virtualenvs live: outside the clone, so a fresh clone (CI) reuses them."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tracescore" / "frameworks"
+    return Path(os.environ.get("TRACESCORE_FRAMEWORK_VENVS", default))
+
+
+def venv_for(requirements: str) -> Path:
+    """The virtualenv of a requirements file, named after its content: a changed pin is a new venv."""
+    digest = hashlib.sha256((REQUIREMENTS / f"{requirements}.txt").read_bytes()).hexdigest()[:12]
+    return venv_root() / f"{requirements}-{digest}"
+
+
+def ensure_venv(requirements: str) -> Path:
+    """The cell's virtualenv, built on first use (pip from the package registry, pins as written)."""
+    venv = venv_for(requirements)
+    python = venv / "bin" / "python"
+    if (venv / ".complete").exists():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            str(REQUIREMENTS / f"{requirements}.txt"),
+        ],
+        check=True,
+    )
+    (venv / ".complete").write_text("")
+    return python
