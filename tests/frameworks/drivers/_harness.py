@@ -27,7 +27,7 @@ import base64
 import importlib.metadata
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,11 @@ WEATHER_CALLS = (
     ("call_tokyo", "get_weather", {"city": "Tokyo"}),
 )
 BOOKING_CALLS = (("call_oslo", "book_flight", {"destination": "Oslo", "passengers": 2}),)
+# The two invocations every driver plays: (task, prompt, the model's calls, its final answer).
+SCENARIO = (
+    ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
+    ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
+)
 
 
 def _hex(value: str) -> str:
@@ -154,6 +159,19 @@ class Harness:
         call = self.called("book_flight", {"destination": destination, "passengers": passengers})
         call["error"] = NO_SEATS
         raise ValueError(NO_SEATS)
+
+    def tools(self) -> tuple[Callable[[str], str], Callable[[str, int], str]]:
+        """The scenario's tools as plain typed functions with docstrings, as most frameworks take them."""
+
+        def get_weather(city: str) -> str:
+            """The current weather in a city."""
+            return self.get_weather(city)
+
+        def book_flight(destination: str, passengers: int) -> str:
+            """Book a flight for some passengers."""
+            return self.book_flight(destination, passengers)
+
+        return get_weather, book_flight
 
     def finish(
         self,

@@ -39,12 +39,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any, NamedTuple
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -141,18 +136,9 @@ async def _invoke(agent: LlmAgent, prompt: str) -> None:
 
 
 async def _play(harness: Harness) -> None:
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        return harness.get_weather(city)
+    get_weather, book_flight = harness.tools()
 
-    def book_flight(destination: str, passengers: int) -> str:
-        """Book a flight for some passengers."""
-        return harness.book_flight(destination, passengers)
-
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         agent = LlmAgent(
             name="travel_agent",
             description="Answers weather questions and books flights.",

@@ -41,12 +41,7 @@ os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
 os.environ["CREWAI_TRACING_ENABLED"] = "false"
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -152,10 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return harness.get_weather(city)
 
     tools: list[BaseTool] = [get_weather, BookFlight(harness)]
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         agent = Agent(
             role="assistant",
             goal="Answer the user's question with the tools you have.",

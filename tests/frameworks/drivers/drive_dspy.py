@@ -25,12 +25,7 @@ from typing import Any
 
 import dspy
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -66,18 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     DSPyInstrumentor().instrument(tracer_provider=harness.provider)
 
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        return harness.get_weather(city)
+    get_weather, book_flight = harness.tools()
 
-    def book_flight(destination: str, passengers: int) -> str:
-        """Book a flight for some passengers."""
-        return harness.book_flight(destination, passengers)
-
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         agent = dspy.ReAct("question -> answer", tools=[get_weather, book_flight], max_iters=5)
         with dspy.context(lm=DummyLM(_script(calls, answer))), harness.invocation(task):
             if args.call == "sync":

@@ -18,12 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -117,10 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return harness.book_flight(destination, passengers)
 
     tools = [get_weather, book_flight]
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         model = ScriptedChatModel(messages=iter(_turns(calls, answer)))
         agent = _agent(shape, model, tools)
         with harness.invocation(task):

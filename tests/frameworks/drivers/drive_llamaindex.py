@@ -21,12 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -72,19 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     LlamaIndexInstrumentor().instrument(tracer_provider=harness.provider)
 
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        return harness.get_weather(city)
-
-    def book_flight(destination: str, passengers: int) -> str:
-        """Book a flight for some passengers."""
-        return harness.book_flight(destination, passengers)
+    get_weather, book_flight = harness.tools()
 
     tools = [FunctionTool.from_defaults(fn=get_weather), FunctionTool.from_defaults(fn=book_flight)]
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         llm = MockFunctionCallingLLM(response_generator=Script(calls, answer))
         agent = FunctionAgent(
             name="assistant",

@@ -24,12 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -115,10 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         """
         return harness.book_flight(destination, passengers)
 
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         model = InferenceClientModel(model_id="scripted", client=ScriptedClient(_turns(calls, answer)))
         agent = ToolCallingAgent(
             tools=[get_weather, book_flight], model=model, max_steps=4, verbosity_level=LogLevel.OFF

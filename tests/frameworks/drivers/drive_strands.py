@@ -33,12 +33,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from typing import Any
 
 from _harness import (
-    BOOKING_ANSWER,
-    BOOKING_CALLS,
-    BOOKING_PROMPT,
-    WEATHER_ANSWER,
-    WEATHER_CALLS,
-    WEATHER_PROMPT,
+    SCENARIO,
     Harness,
     arguments,
 )
@@ -136,10 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         """
         return harness.book_flight(destination, passengers)
 
-    for task, prompt, calls, answer in (
-        ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
-        ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
-    ):
+    for task, prompt, calls, answer in SCENARIO:
         agent = Agent(
             model=ScriptedModel(calls, answer),
             tools=[get_weather, book_flight],
