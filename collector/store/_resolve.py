@@ -203,14 +203,19 @@ def _drop_nested_duplicates(tree: _Tree, requests: list[ToolRequest]) -> list[To
         by_span.setdefault(request.span_id, []).append(request)
     if len(by_span) < 2:
         return requests
-    signatures = {
-        span_id: tuple((r.call_id, r.tool_name, _canonical(r.arguments.value)) for r in calls)
-        for span_id, calls in by_span.items()
-    }
+    signatures: dict[str, tuple[tuple[str | None, str, str], ...]] = {}
+
+    def signature(span_id: str) -> tuple[tuple[str | None, str, str], ...]:
+        if span_id not in signatures:  # computed only for chat spans nested in one another: rare
+            signatures[span_id] = tuple(
+                (r.call_id, r.tool_name, _canonical(r.arguments.value)) for r in by_span[span_id]
+            )
+        return signatures[span_id]
+
     repeated: set[str] = set()
-    for span_id, signature in signatures.items():
+    for span_id in by_span:
         for ancestor in tree.chain(span_id)[1:]:
-            if signatures.get(ancestor.span_id) == signature:
+            if ancestor.span_id in by_span and signature(ancestor.span_id) == signature(span_id):
                 repeated.add(ancestor.span_id)
     return [r for r in requests if r.span_id not in repeated]
 
