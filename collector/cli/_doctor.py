@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import explain_open_error
 
@@ -29,21 +29,16 @@ class Finding:
 
 
 def _port(label: str, address: Address, served_by_us: bool) -> Finding:
-    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
-    with socket.socket(family) as probe:
-        try:
-            probe.bind((address.host, address.port))
-        except OSError as exc:
-            if served_by_us:
-                return Finding(
-                    "ok", f"{label} {address}", "in use by the tracescore serve holding the database"
-                )
-            return Finding(
-                "fail",
-                f"{label} {address}",
-                f"cannot bind ({exc.strerror}): stop what listens there or pass another address",
-            )
-    return Finding("ok", f"{label} {address}", "free")
+    problem = bind_problem(address)
+    if problem is None:
+        return Finding("ok", f"{label} {address}", "free")
+    if served_by_us:
+        return Finding("ok", f"{label} {address}", "in use by the tracescore serve holding the database")
+    return Finding(
+        "fail",
+        f"{label} {address}",
+        f"cannot bind ({problem}): stop what listens there or pass another address",
+    )
 
 
 def _database(db: Path) -> Iterator[Finding]:

@@ -34,6 +34,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter
+from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings
 from collector.store.database import open_writer
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
@@ -96,6 +97,7 @@ async def start(settings: ServeSettings) -> Running:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
+    _check_addresses(settings)  # and a port in use, before the database file is opened or created
     connection = open_writer(settings.db, memory_limit=settings.memory_limit or None)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
@@ -185,6 +187,19 @@ async def start(settings: ServeSettings) -> Running:
         )
     )
     return Running(services, grpc_server, http_runner, grpc_port, http_port, api_file, exporter)
+
+
+def _check_addresses(settings: ServeSettings) -> None:
+    for what, address, flag, variable in (
+        ("OTLP/gRPC", settings.grpc, "--grpc", "TRACESCORE_GRPC"),
+        ("OTLP/HTTP and the API", settings.http, "--http", "TRACESCORE_HTTP"),
+    ):
+        problem = bind_problem(address)
+        if problem is not None:
+            raise BindError(
+                f"cannot listen for {what} on {address} ({problem}): stop what listens there, or move "
+                f"serve with {flag} HOST:PORT ({variable}); `tracescore doctor` checks every address"
+            )
 
 
 def _host(host: str) -> str:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from collector.store.database import open_writer
 from collector.store.writer import Writer, WriterSettings
@@ -85,6 +88,27 @@ def test_a_second_serve_on_the_same_file_fails_at_once_naming_the_holder(server:
     assert f"PID {server.process.pid}" in result.stderr or f"process {server.process.pid}" in result.stderr
     assert "Traceback" not in result.stderr
     assert server.process.poll() is None  # the first one keeps serving
+
+
+@pytest.mark.parametrize("busy", ["grpc", "http"])
+def test_a_port_in_use_is_one_line_naming_the_flag_and_leaves_no_file(tmp_path: Path, busy: str) -> None:
+    """Issue #20: gRPC's own `add_port.cc` line, a message naming neither flag, and an empty database
+    file left behind, were what a busy port gave."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        addresses = {"grpc": "127.0.0.1:0", "http": "127.0.0.1:0", busy: taken}
+        db = tmp_path / "never.duckdb"
+        result = _tracescore(
+            "serve", "--db", str(db), "--grpc", addresses["grpc"], "--http", addresses["http"]
+        )
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert taken in lines[0] and f"--{busy} HOST:PORT" in lines[0] and "tracescore doctor" in lines[0]
+    assert "add_port" not in result.stderr and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_sql_reads_and_refuses_writes(tmp_path: Path) -> None:
