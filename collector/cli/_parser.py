@@ -5,6 +5,7 @@ flag, its environment variable and its default never disagree."""
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -314,10 +315,18 @@ def _demo_parser(sub: Subparsers) -> None:
     )
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tracescore")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tracescore", description="Score AI agents by what their tools did, from OpenTelemetry traces."
     )
+    parser.add_argument("--version", action="version", version=f"tracescore {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (
         _demo_parser,
