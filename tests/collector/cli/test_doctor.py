@@ -40,4 +40,3 @@ def test_a_running_server_and_a_taken_port_are_told_apart(server: ServeProcess) 
     )
     assert taken.returncode == 1
     assert f"FAIL  OTLP/gRPC {server.grpc_endpoint}: cannot bind" in taken.stdout
-
