@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: install demo serve test check lint format clean proto bench soak fixtures test-frameworks
 
 $(BIN)/.installed: pyproject.toml
+	@echo "Installing tracescore and its test tools into $(VENV) (the first time takes a minute or two)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
