@@ -8,7 +8,9 @@ verdict as online scoring produces it, then the per-task pass rates.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -154,9 +156,28 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
         "count(*) FILTER (WHERE error) AS errored, count(*) FILTER (WHERE paused) AS paused "
         "FROM executions GROUP BY 1 ORDER BY 1"
     )
+    tracescore = runnable_command()
     print("\nThe same data, with SQL and the CLI:")
-    print(f'  tracescore sql --db {db} "{per_tool}"')
-    print(f'  tracescore sql --db {db} "SELECT task_id, spec, label, reason FROM verdicts ORDER BY task_id"')
-    print(f"  tracescore score --db {db} --spec {specs_path} --format json")
-    print(f"  tracescore report --db {db} --spec {specs_path}")
+    print(f'  {tracescore} sql --db {db} "{per_tool}"')
+    print(
+        f'  {tracescore} sql --db {db} "SELECT task_id, spec, label, reason FROM verdicts ORDER BY task_id"'
+    )
+    print(f"  {tracescore} score --db {db} --spec {specs_path} --format json")
+    print(f"  {tracescore} report --db {db} --spec {specs_path}")
     return 0
+
+
+def runnable_command() -> str:
+    """How to run `tracescore` from here, as the user can paste it (issue #20): the bare name when the
+    shell finds this very installation, else the console script beside this interpreter (`.venv/bin/…`
+    after `make`), else the module."""
+    script = Path(sys.executable).parent / "tracescore"
+    found = shutil.which("tracescore")
+    if found is not None and Path(found).resolve() == script.resolve():
+        return "tracescore"
+    if script.exists():
+        try:
+            return str(script.relative_to(Path.cwd()))
+        except ValueError:
+            return str(script)
+    return f"{sys.executable} -m collector.cli"

@@ -33,3 +33,26 @@ def test_demo_shows_verdicts_and_pass_rates_as_runs_complete(tmp_path: Path) -> 
     with duckdb.connect(str(db), read_only=True) as connection:
         stored = connection.execute("SELECT label, count(*) FROM verdicts GROUP BY 1 ORDER BY 1").fetchall()
     assert stored == [("fail", 6), ("pass", 4)]
+
+
+def test_the_commands_the_demo_prints_run_as_printed(tmp_path: Path) -> None:
+    """Issue #20: the demo ended with `tracescore sql …`, which no shell found (it lives in .venv/bin).
+    Every command it prints is run here exactly as printed, from the directory the demo ran in."""
+    db = tmp_path / "demo.duckdb"
+    shown = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "demo", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+    ).stdout
+    printed = shown.split("The same data, with SQL and the CLI:", 1)[1].strip().splitlines()
+    assert len(printed) == 4
+    for line in printed:
+        result = subprocess.run(
+            line.strip(), shell=True, capture_output=True, text=True, check=False, timeout=120, cwd=tmp_path
+        )
+        # `score` exits 1 when a run failed, as the demo's runs do by design; 127 is "command not found".
+        assert result.returncode in (0, 1), f"{line.strip()}\n{result.stderr}"
+        assert result.stdout.strip(), line
