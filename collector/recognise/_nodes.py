@@ -117,6 +117,9 @@ def _agent_run_id(span: Span) -> str | None:
 # (`assistant._execute_core`, `assistant.<task>.execute`); the agent's role is `graph.node.id`. (Agno's
 # OpenInference puts an id there, so the key is read for CrewAI's scopes only.)
 _CREWAI_SCOPE = "openinference.instrumentation.crewai"
+# OpenInference's AutoGen AgentChat instrumentation (0.1.22) names the AGENT span
+# `{agent}.on_messages_stream`.
+_AUTOGEN_SCOPE = "openinference.instrumentation.autogen_agentchat"
 
 
 def _agent_name(span: Span) -> str:
@@ -130,6 +133,8 @@ def _agent_name(span: Span) -> str:
     for prefix in ("invoke_agent ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
+    if span.resource.scope_name == _AUTOGEN_SCOPE:  # `assistant.on_messages_stream`
+        return span.name.removesuffix(".on_messages_stream")
     name = span.name.removesuffix(".run").removesuffix(".agent")
     return name.removesuffix(".aforward").removesuffix(".forward") if span.name in _DSPY_AGENTS else name
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from tests._server import ServeProcess
 from tests.frameworks._cells import TABLE_END, TABLE_START, Truth, findings, specs_for, table
-from tests.frameworks.matrix import FIXTURES, ROOT
+from tests.frameworks.matrix import CELLS, ROOT
 
 
 def replay(directory: Path) -> tuple[Path, list[Path]]:
     """Every recording sent to one real server with every cell's specs; the server stopped (so every run
     is complete and scored). Returns the database and the recorded cells."""
-    cells = sorted(p.parent for p in FIXTURES.glob("*/calls.json"))
+    cells = sorted(cell.fixture for cell in CELLS)
     specs = directory / "specs.yaml"
     specs.write_text("---\n".join(specs_for(Truth.load(cell / "calls.json")) for cell in cells))
     server = ServeProcess(directory / "recorded.duckdb", extra_args=("--specs", str(specs))).start()
@@ -40,7 +40,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="framework-table-") as scratch:
         db, cells = replay(Path(scratch))
         rows = [(truth, findings(db, truth)) for truth in (Truth.load(c / "calls.json") for c in cells)]
-        rendered = table(rows)
+        rendered = table(rows, {c.name: c.known_gap for c in CELLS if c.known_gap})
     page_path = ROOT / "docs" / "integrations.md"
     page = page_path.read_text()
     before, after = page[: page.index(TABLE_START)], page[page.index(TABLE_END) + len(TABLE_END) :]

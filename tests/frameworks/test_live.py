@@ -27,7 +27,15 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.mark.timeout(900)  # the first run of a cell builds its virtualenv
-@pytest.mark.parametrize("cell", CELLS, ids=lambda c: c.name)
+@pytest.mark.parametrize(
+    "cell",
+    [
+        pytest.param(
+            c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.known_gap)] if c.known_gap else []
+        )
+        for c in CELLS
+    ],
+)
 def test_the_live_cell_is_read_exactly(cell: Cell, tmp_path: Path) -> None:
     recorded = tmp_path / "recorded"
     # The specs come from the committed recording (the live run plays the same scenario); the rows are

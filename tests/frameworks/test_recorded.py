@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.frameworks._cells import TABLE_END, TABLE_START, Truth, findings, pro
 from tests.frameworks.matrix import CELLS, FIXTURES, ROOT
 from tests.frameworks.table import replay
 
-RECORDED = sorted(p.parent for p in FIXTURES.glob("*/calls.json"))
+RECORDED = sorted(cell.fixture for cell in CELLS)
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +32,26 @@ def test_every_cell_has_a_recording() -> None:
     assert RECORDED, "no recorded framework traces under tests/frameworks/fixtures"
 
 
-@pytest.mark.parametrize("cell", RECORDED, ids=lambda p: p.name)
+def _with_known_gaps(cells: list[Path]) -> list[Any]:
+    """A cell with a known gap is expected to fail, strictly: once it passes, its gap must go."""
+    gaps = {c.name: c.known_gap for c in CELLS}
+    params = []
+    for cell in cells:
+        gap = gaps.get(cell.name)
+        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+        params.append(pytest.param(cell, id=cell.name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("cell", _with_known_gaps(RECORDED))
 def test_the_recorded_cell_is_read_exactly(stored: Path, cell: Path) -> None:
     truth = Truth.load(cell / "calls.json")
     assert problems(stored, truth) == []
 
 
-def test_every_cell_of_the_matrix_is_recorded() -> None:
-    assert sorted(c.name for c in CELLS) == sorted(p.name for p in RECORDED)
+def test_every_recording_is_a_cell_of_the_matrix_and_every_cell_is_recorded() -> None:
+    recordings = sorted(p.parent.name for p in FIXTURES.glob("*/calls.json"))
+    assert recordings == sorted(c.name for c in CELLS)
 
 
 def test_the_integrations_table_is_what_the_recordings_show(stored: Path) -> None:
@@ -48,4 +61,6 @@ def test_the_integrations_table_is_what_the_recordings_show(stored: Path) -> Non
     assert TABLE_START in page and TABLE_END in page, "docs/integrations.md has lost its framework matrix"
     shown = page[page.index(TABLE_START) : page.index(TABLE_END) + len(TABLE_END)]
     rows = [(truth, findings(stored, truth)) for truth in (Truth.load(c / "calls.json") for c in RECORDED)]
-    assert shown == table(rows), "run: python -m tests.frameworks.table"
+    assert shown == table(rows, {c.name: c.known_gap for c in CELLS if c.known_gap}), (
+        "run: python -m tests.frameworks.table"
+    )
