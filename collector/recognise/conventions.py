@@ -262,9 +262,31 @@ def _traceloop(span: Span) -> _Content | None:
     return _Content("traceloop", name, arguments, parse_result(result), call_id)
 
 
+# The Vercel AI SDK's own telemetry (`ai` 6.0.333 `generate-text/execute-tool-call.ts`; `@ai-sdk/otel`
+# 1.0.173 `LegacyOpenTelemetry`): an `ai.toolCall` span per call, with the tool's name and call id, its
+# validated input as JSON text and its JSON result (issue #16, item 12).
+def _vercel_ai(span: Span) -> _Content | None:
+    attrs = span.attributes
+    if attrs.get("ai.operationId") != "ai.toolCall" or "ai.toolCall.name" not in attrs:
+        return None
+    return _Content(
+        "vercel_ai",
+        str(attrs["ai.toolCall.name"]),
+        parse_arguments(attrs.get("ai.toolCall.args")),
+        parse_result(attrs.get("ai.toolCall.result")),
+        _text(attrs, "ai.toolCall.id"),
+    )
+
+
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
-ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (_mcp, _traceloop, _genai, _openinference)
+ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
+    _mcp,
+    _traceloop,
+    _genai,
+    _openinference,
+    _vercel_ai,
+)
 
 
 def _exception_event(span: Span) -> dict[str, Any] | None:
@@ -275,7 +297,13 @@ def _exception_event(span: Span) -> dict[str, Any] | None:
 
 
 _DISCRIMINATORS = frozenset(
-    {"gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind", "mcp.method.name"}
+    {
+        "gen_ai.operation.name",
+        "openinference.span.kind",
+        "traceloop.span.kind",
+        "mcp.method.name",
+        "ai.operationId",
+    }
 )
 
 

@@ -4,7 +4,8 @@ Three encodings (DESIGN §3): OTel GenAI `gen_ai.output.messages` parts of type 
 flattened `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`; old OpenLLMetry flattened
 `gen_ai.completion.<i>.tool_calls.<j>.*`. And Google ADK's own (`adk`), the model's response recorded
 whole on its `call_llm` span; Strands' default mode (`strands`), the answer's content blocks; and
-CrewAI's through OpenInference's event listener (`crewai`), the LLM span's output.
+CrewAI's through OpenInference's event listener (`crewai`), the LLM span's output; and the Vercel AI
+SDK's legacy telemetry (`vercel_ai`).
 
 A fourth, only when a span has none of those: calls the model wrote as a fenced JSON block in its own
 output text (providers and prompts without native tool calling do this), stored with encoding
@@ -143,6 +144,19 @@ def _crewai_calls(value: Any) -> list[dict[str, Any]]:
     return [c for c in calls if c] if all(calls) else []
 
 
+# The Vercel AI SDK's legacy telemetry puts each model call's requests on its `*.doGenerate` span as
+# `ai.response.toolCalls`, `[{toolCallId, toolName, input}]`, with `input` the provider's JSON text (ai 6)
+# or already an object (ai 7's LegacyOpenTelemetry). The `ai.generateText` span above repeats the last
+# step's (ai 6) or every step's (ai 7) calls, and is not read.
+def _vercel_ai_calls(value: Any) -> list[dict[str, Any]]:
+    calls = load_json_text(value)
+    return [
+        {"name": c.get("toolName"), "arguments": c.get("input"), "id": c.get("toolCallId")}
+        for c in (calls if isinstance(calls, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("toolName"), str)
+    ]
+
+
 # --- calls written as text: a fenced JSON block in the model's output --------------------------------
 
 # A fence on its own line, tagged `json` or untagged, closed by a fence on its own line.
@@ -261,6 +275,15 @@ def _output_texts(span: Span, messages: list[dict[str, Any]], prefixes: tuple[st
 def extract_requests(span: Span) -> list[ToolRequest]:
     """Every tool call requested on this span, in the order the model gave them."""
     attrs = span.attributes
+    if attrs.get("gen_ai.operation.name") == "invoke_agent":
+        # An agent span's output messages are the agent's output, not a model's request: the Vercel AI
+        # SDK's GenAI integration lists every call of the run there (issue #16, item 12), which the
+        # `chat` spans below it have already asked for, each in its own turn.
+        return []
+    operation = attrs.get("ai.operationId")
+    if isinstance(operation, str) and operation.endswith((".doGenerate", ".doStream")):
+        vercel = _vercel_ai_calls(attrs.get("ai.response.toolCalls"))
+        return [_request(span, position, call, "vercel_ai") for position, call in enumerate(vercel)]
     messages = _output_messages(attrs.get("gen_ai.output.messages"))
     if "gen_ai.output.messages" not in attrs:
         # Only when the span attribute is absent: an emitter that sets both would count every call twice.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DRIVERS = HERE / "drivers"
 REQUIREMENTS = HERE / "requirements"
+NODE = HERE / "node"
 FIXTURES = HERE / "fixtures"
 
 
@@ -33,6 +35,9 @@ class Cell:
     # What tracescore still reads wrong from this cell, said precisely: its tests are expected to fail
     # (strictly: a cell that starts passing must lose its gap), and docs/integrations.md shows it.
     known_gap: str | None = None
+    # `node`: the driver is a Node.js module of tests/frameworks/node/ (package-lock.json pins it), and
+    # `requirements` is unused.
+    runtime: str = "python"
 
     @property
     def fixture(self) -> Path:
@@ -94,6 +99,16 @@ CELLS: tuple[Cell, ...] = (
     Cell("mcp-native", "drive_mcp.py", ("--instrumentation", "native"), "mcp"),
     Cell("mcp-openinference", "drive_mcp.py", ("--instrumentation", "openinference"), "mcp"),
     Cell("mcp-openllmetry", "drive_mcp.py", ("--instrumentation", "openllmetry"), "mcp-openllmetry"),
+    *(
+        Cell(f"vercel-ai-{name}", "drive_vercel_ai.mjs", args, "node", runtime="node")
+        for name, args in (
+            ("legacy", ("--mode", "legacy")),
+            ("legacy-v7", ("--mode", "legacy-v7")),
+            ("legacy-v7-sequential", ("--mode", "legacy-v7", "--sequential")),
+            ("genai", ("--mode", "genai")),
+            ("genai-sequential", ("--mode", "genai", "--sequential")),
+        )
+    ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
     *(
         Cell(
@@ -155,3 +170,24 @@ def ensure_venv(requirements: str) -> Path:
     )
     (venv / ".complete").write_text("")
     return python
+
+
+def ensure_node() -> Path:
+    """The Node.js cells' packages, installed once per package-lock.json (`npm ci`, outside the clone);
+    the drivers are copied in beside them on every call, since Node resolves imports from a module's
+    own folder."""
+    digest = hashlib.sha256((NODE / "package-lock.json").read_bytes()).hexdigest()[:12]
+    folder = venv_root() / f"node-{digest}"
+    if not (folder / ".complete").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(NODE / name, folder / name)
+        subprocess.run(
+            ["npm", "ci", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error"],
+            check=True,
+            capture_output=True,
+        )
+        (folder / ".complete").write_text("")
+    for module in NODE.glob("*.mjs"):
+        shutil.copy(module, folder / module.name)
+    return folder

@@ -15,12 +15,15 @@ import tempfile
 from pathlib import Path
 
 from tests._server import ServeProcess
-from tests.frameworks.matrix import BY_NAME, CELLS, DRIVERS, Cell, ensure_venv
+from tests.frameworks.matrix import BY_NAME, CELLS, DRIVERS, Cell, ensure_node, ensure_venv
 
 
 def run_driver(cell: Cell, server: ServeProcess, record: Path) -> None:
-    python = ensure_venv(cell.requirements)
-    command = [str(python), str(DRIVERS / cell.driver), *cell.args, "--endpoint", server.http_url]
+    if cell.runtime == "node":
+        command = ["node", str(ensure_node() / cell.driver)]
+    else:
+        command = [str(ensure_venv(cell.requirements)), str(DRIVERS / cell.driver)]
+    command += [*cell.args, "--endpoint", server.http_url]
     command += ["--record", str(record)]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
