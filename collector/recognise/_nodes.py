@@ -72,11 +72,17 @@ def _langgraph_role(span: Span) -> str | None:
 # - DSPy's ReAct and CodeAct modules (openinference-instrumentation-dspy 0.1.48): `ReAct.forward`.
 _LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
 _DSPY_SCOPE = "openinference.instrumentation.dspy"
+# Haystack's Agent: `Agent.run` (a CHAIN) through openinference-instrumentation-haystack 0.1.46, and
+# `haystack.agent.run` in Haystack 3's own tracing.
+_HAYSTACK_OPENINFERENCE_SCOPE = "openinference.instrumentation.haystack"
+_HAYSTACK_AGENT_SPAN = "haystack.agent.run"
 _DSPY_AGENTS = frozenset({"ReAct.forward", "ReAct.aforward", "CodeAct.forward", "CodeAct.aforward"})
 
 
 def _chain_agent(span: Span) -> bool:
     scope = span.resource.scope_name
+    if scope == _HAYSTACK_OPENINFERENCE_SCOPE:
+        return span.name == "Agent.run"
     if scope == _DSPY_SCOPE:
         return span.name in _DSPY_AGENTS
     if scope == _LLAMA_INDEX_SCOPE and span.name.endswith(".run"):
@@ -95,6 +101,8 @@ def is_agent_span(span: Span) -> bool:
     if role is not None:
         return role == "graph"
     if kind == "CHAIN" and _chain_agent(span):
+        return True
+    if span.name == _HAYSTACK_AGENT_SPAN and "haystack.agent.max_steps" in attrs:
         return True
     return (
         attrs.get("gen_ai.operation.name") == "invoke_agent"
@@ -133,6 +141,8 @@ def _agent_name(span: Span) -> str:
     for prefix in ("invoke_agent ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
+    if span.name == _HAYSTACK_AGENT_SPAN:
+        return "Agent"
     if span.resource.scope_name == _AUTOGEN_SCOPE:  # `assistant.on_messages_stream`
         return span.name.removesuffix(".on_messages_stream")
     name = span.name.removesuffix(".run").removesuffix(".agent")

@@ -7,6 +7,7 @@ only ever unwrapped where it was seen (issue #16: "results as the tool returned 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from collector.model.domain import Arguments, Span
@@ -167,3 +168,21 @@ def mcp_openllmetry_output(value: Any) -> Any:
     if isinstance(loaded, dict) and "result" in loaded and set(loaded) <= {"result", "is_error"}:
         return loaded["result"]
     return value
+
+
+# Haystack 3's own tracing (haystack-ai 3.4.1 `components/agents/tool_calling.py`, exported through
+# opentelemetry-haystack 2.0): a tool that raised has `haystack.tool.error` and, as its output,
+# `{"error": "Failed to invoke Tool `NAME` with parameters {...}. Error: MESSAGE"}` (`tools/tool.py`).
+_HAYSTACK_FAILURE = re.compile(
+    r"^Failed to invoke Tool `[^`]*` with parameters .*?\. Error: (?P<message>.*)$", re.S
+)
+
+
+def haystack_error(output: Any) -> str | None:
+    """The exception's own message out of a failed Haystack tool's output."""
+    loaded = load_json_text(output)
+    text = loaded.get("error") if isinstance(loaded, dict) else None
+    if not isinstance(text, str):
+        return None
+    match = _HAYSTACK_FAILURE.match(text)
+    return match.group("message") if match else text

@@ -29,6 +29,7 @@ from collector.recognise._shapes import (
     STRANDS_SCOPE,
     adk_function_response,
     adk_result,
+    haystack_error,
     langchain_callback_input,
     langchain_callback_output,
     langchain_tool_message,
@@ -278,6 +279,27 @@ def _vercel_ai(span: Span) -> _Content | None:
     )
 
 
+# Haystack 3's own tracing: one `haystack.agent.step.tool` span per call, with the tool's name, its
+# arguments as JSON text and its output; no call id (the request joined to it gives one).
+_HAYSTACK_TOOL_SPAN = "haystack.agent.step.tool"
+
+
+def _haystack(span: Span) -> _Content | None:
+    attrs = span.attributes
+    if span.name != _HAYSTACK_TOOL_SPAN or "haystack.tool.name" not in attrs:
+        return None
+    output = (
+        None if attrs.get("haystack.tool.error") is True else attrs.get("haystack.agent.step.tool.output")
+    )
+    return _Content(
+        "haystack",
+        str(attrs["haystack.tool.name"]),
+        parse_arguments(attrs.get("haystack.agent.step.tool.input")),
+        parse_result(output),
+        None,
+    )
+
+
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
 ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
@@ -286,6 +308,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _genai,
     _openinference,
     _vercel_ai,
+    _haystack,
 )
 
 
@@ -303,6 +326,7 @@ _DISCRIMINATORS = frozenset(
         "traceloop.span.kind",
         "mcp.method.name",
         "ai.operationId",
+        "haystack.tool.name",
     }
 )
 
@@ -355,6 +379,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or "error.type" in attrs
         or failure_stage is not None
         or attrs.get("gen_ai.tool.status") == "error"
+        or attrs.get("haystack.tool.error") is True
     )
     if paused and deferral is not None:
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
@@ -367,6 +392,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         )
         if error_message is None and failure_stage is not None:
             error_message = _text(attrs, "logfire.msg")
+        if error_message is None and content.convention == "haystack":
+            error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
     return ToolExecution(
         trace_id=span.trace_id,
         span_id=span.span_id,

@@ -157,6 +157,26 @@ def _vercel_ai_calls(value: Any) -> list[dict[str, Any]]:
     ]
 
 
+# Haystack 3's own tracing puts each model call's replies on its `haystack.agent.step.llm` span as JSON,
+# `{"replies": [{"role": "assistant", "content": [{"tool_call": {tool_name, arguments, id}}, …]}]}`.
+_HAYSTACK_LLM_SPAN = "haystack.agent.step.llm"
+
+
+def _haystack_calls(value: Any) -> list[dict[str, Any]]:
+    output = load_json_text(value)
+    replies = output.get("replies") if isinstance(output, dict) else None
+    calls = []
+    for reply in replies if isinstance(replies, list) else []:
+        content = reply.get("content") if isinstance(reply, dict) else None
+        for block in content if isinstance(content, list) else []:
+            call = block.get("tool_call") if isinstance(block, dict) else None
+            if isinstance(call, dict) and isinstance(call.get("tool_name"), str):
+                calls.append(
+                    {"name": call["tool_name"], "arguments": call.get("arguments"), "id": call.get("id")}
+                )
+    return calls
+
+
 # --- calls written as text: a fenced JSON block in the model's output --------------------------------
 
 # A fence on its own line, tagged `json` or untagged, closed by a fence on its own line.
@@ -280,6 +300,9 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         # SDK's GenAI integration lists every call of the run there (issue #16, item 12), which the
         # `chat` spans below it have already asked for, each in its own turn.
         return []
+    if span.name == _HAYSTACK_LLM_SPAN:
+        haystack = _haystack_calls(attrs.get("haystack.agent.step.llm.output"))
+        return [_request(span, position, call, "haystack") for position, call in enumerate(haystack)]
     operation = attrs.get("ai.operationId")
     if isinstance(operation, str) and operation.endswith((".doGenerate", ".doStream")):
         vercel = _vercel_ai_calls(attrs.get("ai.response.toolCalls"))

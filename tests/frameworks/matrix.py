@@ -109,6 +109,31 @@ CELLS: tuple[Cell, ...] = (
             ("genai-sequential", ("--mode", "genai", "--sequential")),
         )
     ),
+    Cell("haystack-native", "drive_haystack.py", ("--tracing", "native"), "haystack"),
+    Cell("haystack-native-nocontent", "drive_haystack.py", ("--tracing", "native-nocontent"), "haystack"),
+    Cell(
+        "haystack-openinference",
+        "drive_haystack.py",
+        ("--tracing", "openinference"),
+        "haystack",
+        known_gap=(
+            "openinference-instrumentation-haystack 0.1.46 emits no span for a tool call on Haystack 3 "
+            "(its Agent runs tools outside any component), and its requests carry no call id"
+        ),
+    ),
+    *(
+        Cell(
+            f"haystack2-{tracing}",
+            "drive_haystack.py",
+            ("--tracing", tracing),
+            "haystack2",
+            known_gap=(
+                "Haystack 2's ToolInvoker records a whole step's calls on one span (JSON natively, Python "
+                "reprs through OpenInference), and recognition reads one execution per span"
+            ),
+        )
+        for tracing in ("native", "openinference")
+    ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
     *(
         Cell(
