@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collector.model.domain import Arguments, Span
-from collector.recognise._content import load_json_text
+from collector.model.domain import NO_ARGUMENTS, Arguments, Span
+from collector.recognise._content import load_json_text, parse_arguments, parse_result
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
@@ -186,3 +186,30 @@ def haystack_error(output: Any) -> str | None:
         return None
     match = _HAYSTACK_FAILURE.match(text)
     return match.group("message") if match else text
+
+
+def strands_content(span: Span) -> tuple[Arguments, Any, str | None]:
+    """Strands puts tool content in span events, in its latest or its legacy shape."""
+    arguments, result, call_id = NO_ARGUMENTS, None, None
+    for event in span.events:
+        attrs = event.attributes
+        if event.name == DETAILS_EVENT:
+            for message in load_json_text(attrs.get("gen_ai.input.messages")) or []:
+                for part in parts(message):
+                    if part.get("type") == "tool_call":
+                        arguments = parse_arguments(part.get("arguments"))
+                        call_id = call_id or _maybe_str(part.get("id"))
+            for message in load_json_text(attrs.get("gen_ai.output.messages")) or []:
+                for part in parts(message):
+                    if part.get("type") == "tool_call_response":
+                        result = part.get("response", part.get("result"))
+        elif event.name == "gen_ai.tool.message":
+            arguments = parse_arguments(attrs.get("content"))
+            call_id = call_id or _maybe_str(attrs.get("id"))
+        elif event.name == "gen_ai.choice":
+            result = parse_result(attrs.get("message"))
+    return arguments, result, call_id
+
+
+def _maybe_str(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)

@@ -11,7 +11,6 @@ from typing import Any
 
 from collector.model.domain import NO_ARGUMENTS, STATUS_ERROR, Arguments, Span, ToolExecution
 from collector.recognise._content import (
-    load_json_text,
     parse_arguments,
     parse_result,
     unwrap_bound_call,
@@ -36,7 +35,7 @@ from collector.recognise._shapes import (
     llama_index_result,
     mcp_openllmetry_input,
     mcp_openllmetry_output,
-    parts,
+    strands_content,
     strands_response,
     strands_result,
     strands_unredacted,
@@ -82,33 +81,6 @@ def _first_present(attrs: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def _strands_content(span: Span) -> tuple[Arguments, Any, str | None]:
-    """Strands puts tool content in span events, in its latest or its legacy shape."""
-    arguments, result, call_id = NO_ARGUMENTS, None, None
-    for event in span.events:
-        attrs = event.attributes
-        if event.name == DETAILS_EVENT:
-            for message in load_json_text(attrs.get("gen_ai.input.messages")) or []:
-                for part in parts(message):
-                    if part.get("type") == "tool_call":
-                        arguments = parse_arguments(part.get("arguments"))
-                        call_id = call_id or _maybe_str(part.get("id"))
-            for message in load_json_text(attrs.get("gen_ai.output.messages")) or []:
-                for part in parts(message):
-                    if part.get("type") == "tool_call_response":
-                        result = part.get("response", part.get("result"))
-        elif event.name == "gen_ai.tool.message":
-            arguments = parse_arguments(attrs.get("content"))
-            call_id = call_id or _maybe_str(attrs.get("id"))
-        elif event.name == "gen_ai.choice":
-            result = parse_result(attrs.get("message"))
-    return arguments, result, call_id
-
-
-def _maybe_str(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
 def _genai(span: Span) -> _Content | None:
     attrs = span.attributes
     if attrs.get("gen_ai.operation.name") != "execute_tool" and span.name != "running tool":
@@ -148,7 +120,7 @@ def _genai(span: Span) -> _Content | None:
         convention, args_value = "pydantic_ai_v2", attrs.get("tool_arguments")
         result = attrs.get("tool_response")
     elif any(e.name in _STRANDS_EVENTS for e in span.events):
-        arguments, result, event_call_id = _strands_content(span)
+        arguments, result, event_call_id = strands_content(span)
         if arguments.raw == STRANDS_REDACTED:
             arguments = NO_ARGUMENTS
         result = strands_result(result)
