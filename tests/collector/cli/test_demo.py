@@ -9,16 +9,20 @@ from pathlib import Path
 import duckdb
 
 
-def test_demo_shows_verdicts_and_pass_rates_as_runs_complete(tmp_path: Path) -> None:
-    db = tmp_path / "demo.duckdb"
-    result = subprocess.run(
-        [sys.executable, "-m", "collector.cli", "demo", "--db", str(db)],
+def _demo(directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collector.cli", "demo", "--db", str(directory / "demo.duckdb")],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
-        cwd=tmp_path,
+        cwd=directory,
     )
+
+
+def test_demo_shows_verdicts_and_pass_rates_as_runs_complete(tmp_path: Path) -> None:
+    db = tmp_path / "demo.duckdb"
+    result = _demo(tmp_path)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     verdicts = [line for line in lines if line.strip().startswith("verdict")]
@@ -38,15 +42,9 @@ def test_demo_shows_verdicts_and_pass_rates_as_runs_complete(tmp_path: Path) -> 
 def test_the_commands_the_demo_prints_run_as_printed(tmp_path: Path) -> None:
     """Issue #20: the demo ended with `tracescore sql …`, which no shell found (it lives in .venv/bin).
     Every command it prints is run here exactly as printed, from the directory the demo ran in."""
-    db = tmp_path / "demo.duckdb"
-    shown = subprocess.run(
-        [sys.executable, "-m", "collector.cli", "demo", "--db", str(db)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        cwd=tmp_path,
-    ).stdout
+    demo = _demo(tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    shown = demo.stdout
     printed = shown.split("The same data, with SQL and the CLI:", 1)[1].strip().splitlines()
     assert len(printed) == 4
     for line in printed:
