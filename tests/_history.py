@@ -4,7 +4,7 @@ short description of each run: which tools ran, how, at which agent depth, and w
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,8 +44,18 @@ class Ask:
 
 
 @dataclass(frozen=True)
+class Handoff:
+    """A handoff to `agent` as OpenInference's OpenAI Agents processor records it, after the model asked
+    for `transfer_to_{agent}` (stored as an execution of that tool of kind `handoff`)."""
+
+    agent: str
+    call_id: str | None = None
+    depth: int = 0
+
+
+@dataclass(frozen=True)
 class RunPlan:
-    items: tuple[Call | Ask, ...]
+    items: tuple[Call | Ask | Handoff, ...]
     task: str | None = "task-a"
     service: str = "shop"
     attributes: dict[str, Any] = field(default_factory=dict)  # on the root span
@@ -116,6 +126,10 @@ def run_spans(index: int, plan: RunPlan) -> list[Span]:
     at = start + 1_000_000
     for item in plan.items:
         at += 1_000_000
+        if isinstance(item, Handoff):
+            spans.extend(_handoff(trace_id, ids, agents[item.depth], at, item, resource))
+            at += 1_000_000
+            continue
         if isinstance(item, Ask) or item.requested:
             arguments = item.arguments if isinstance(item, Ask) else _loads(item.arguments)
             part: dict[str, Any] = {"type": "tool_call", "name": item.tool, "arguments": arguments}
@@ -155,6 +169,28 @@ def run_spans(index: int, plan: RunPlan) -> list[Span]:
                 )
             )
     return spans
+
+
+def _handoff(
+    trace_id: str, ids: Iterator[str], parent: str, at: int, item: Handoff, resource: Resource
+) -> list[Span]:
+    part: dict[str, Any] = {"type": "tool_call", "name": f"transfer_to_{item.agent}", "arguments": {}}
+    if item.call_id is not None:
+        part["id"] = item.call_id
+    ask = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [part]}]),
+    }
+    handoff = {
+        "openinference.span.kind": "TOOL",
+        "input.value": AGENTS[item.depth],
+        "output.value": item.agent,
+    }
+    scope = Resource(resource.attributes, "openinference.instrumentation.openai_agents", "")
+    return [
+        _span(trace_id, next(ids), parent, "chat", at, 0.5, ask, resource),
+        _span(trace_id, next(ids), parent, f"handoff to {item.agent}", at + 1_000_000, 1.0, handoff, scope),
+    ]
 
 
 def _loads(text: str | None) -> Any:

@@ -36,6 +36,12 @@ def compact_pickle(cls: type[_T]) -> type[_T]:
 # scope that come back through the user's pipeline are recognised and ignored.
 OWN_SCOPE = "tracescore"
 
+# What an execution was (executions.kind): a call of one of the agent's tools, or a handoff of the
+# conversation to another agent that the framework runs as a tool call (the model calls
+# `transfer_to_…`). Specs see handoffs only where they name them (docs/checks.md).
+TOOL = "tool"
+HANDOFF = "handoff"
+
 # OTLP status codes (trace.proto Status.StatusCode).
 STATUS_UNSET = 0
 STATUS_OK = 1
@@ -153,6 +159,7 @@ class ToolExecution:
     convention: str
     service_name: str | None
     scope_name: str
+    kind: str = "tool"  # TOOL or HANDOFF (executions.kind)
 
 
 @compact_pickle

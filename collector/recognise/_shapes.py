@@ -213,3 +213,15 @@ def strands_content(span: Span) -> tuple[Arguments, Any, str | None]:
 
 def _maybe_str(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
+
+
+# The OpenAI Agents SDK through OpenInference's processor: a handoff's span is `handoff to {agent}`.
+HANDOFF_PREFIX = "handoff to "
+
+
+def openai_agents_handoff_tool(agent: str) -> str:
+    """The tool the model calls to hand off to `agent`: the SDK's `Handoff.default_tool_name`
+    (openai-agents 0.24, `transform_string_function_style(f"transfer_to_{agent.name}")`: every character
+    but ASCII letters, digits and `_` becomes `_`, then lowercase). A handoff given its own
+    `tool_name_override` is stored under this default name all the same: the span does not carry it."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{agent}").lower()

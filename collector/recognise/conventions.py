@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from collector.model.domain import NO_ARGUMENTS, STATUS_ERROR, Arguments, Span, ToolExecution
+from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
@@ -21,6 +21,7 @@ from collector.recognise._shapes import (
     ADK_OPENINFERENCE_SCOPE,
     ADK_SCOPE,
     DETAILS_EVENT,
+    HANDOFF_PREFIX,
     LANGCHAIN_OPENINFERENCE_SCOPE,
     LANGCHAIN_OPENLLMETRY_SCOPE,
     MCP_OPENLLMETRY_SCOPE,
@@ -35,6 +36,7 @@ from collector.recognise._shapes import (
     llama_index_result,
     mcp_openllmetry_input,
     mcp_openllmetry_output,
+    openai_agents_handoff_tool,
     strands_content,
     strands_response,
     strands_result,
@@ -64,6 +66,7 @@ class _Content:
     arguments: Arguments
     result: Any
     call_id: str | None
+    kind: str = TOOL
 
 
 def _text(attrs: dict[str, Any], *keys: str) -> str | None:
@@ -187,9 +190,17 @@ def _openinference(span: Span) -> _Content | None:
     if attrs.get("openinference.span.kind") != "TOOL":
         return None
     scope = span.resource.scope_name
-    if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith("handoff to "):
+    if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith(HANDOFF_PREFIX):
+        # The model's call is `transfer_to_…`: stored under that name, its request joins it and gives it
+        # its arguments and call id; `kind` lets specs not see it unless they name it.
+        target = span.name.removeprefix(HANDOFF_PREFIX)
         return _Content(
-            "openinference", span.name, NO_ARGUMENTS, parse_result(attrs.get("output.value")), None
+            "openinference",
+            openai_agents_handoff_tool(target),
+            NO_ARGUMENTS,
+            parse_result(attrs.get("output.value")),
+            None,
+            HANDOFF,
         )
     # `tool.parameters` is the tool's JSON Schema in OpenInference's conventions, never a call's arguments.
     raw_args = attrs.get("input.value")
@@ -385,4 +396,5 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         convention=content.convention,
         service_name=span.resource.service_name,
         scope_name=span.resource.scope_name,
+        kind=content.kind,
     )

@@ -110,6 +110,7 @@ def _execution(resolved: ResolvedExecution) -> Execution:
         start_ns=e.start_ns,
         end_ns=e.end_ns,
         call_id_source=resolved.call_id_source,
+        kind=e.kind,
     )
 
 

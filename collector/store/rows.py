@@ -76,6 +76,7 @@ EXECUTION_SCHEMA = pa.schema(
         ("convention", pa.string()),
         ("scope_name", pa.string()),
         ("ingest_seq", pa.int64()),
+        ("kind", pa.string()),
     ]
 )
 
@@ -236,6 +237,7 @@ def executions_table(executions: Sequence[tuple[ResolvedExecution, int]]) -> pa.
                 e.convention,
                 e.scope_name or None,
                 seq,
+                e.kind,
             )
         )
     return _table(EXECUTION_SCHEMA, rows)

@@ -6,7 +6,7 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -84,6 +84,7 @@ TABLES: dict[str, str] = {
             convention VARCHAR NOT NULL,
             scope_name VARCHAR,
             ingest_seq BIGINT NOT NULL,
+            kind VARCHAR NOT NULL DEFAULT 'tool',
             PRIMARY KEY (trace_id, span_id)
         )""",
     "tool_requests": """
@@ -175,6 +176,7 @@ INDEXES: tuple[str, ...] = (
 # appended (DuckDB adds a column at the end): every insert names its columns, so their order is free.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
+    3: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'tool'",),
 }
 
 

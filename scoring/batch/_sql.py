@@ -399,14 +399,27 @@ def _entry() -> str:
 
 
 def _rows(q: _Query, runs: str, rows: str | None) -> tuple[str, str]:
-    """The executions and requests of the runs; `rows` None means every run's (no filter to apply: the
-    facts of runs not judged are dropped by the join to the runs)."""
+    """The executions and requests of the runs the spec sees; `rows` None means every run's (no row
+    range to apply: the facts of runs not judged are dropped by the join to the runs)."""
     leader = q.spec.scope == "leader"
+
+    # scoring/judge/_scope.py: handoffs to tools no check names are not seen, nor are their requests.
+    names = ", ".join(lit.string(t) for t in sorted(q.spec.named_tools))
+    unnamed = f"tool_name NOT IN ({names})" if names else "true"
+    unseen = f"SELECT run_id, tool_name FROM executions WHERE kind = 'handoff' AND {unnamed}"
+    visible = {
+        "e": f"NOT (e.kind = 'handoff' AND e.{unnamed})" if names else "e.kind <> 'handoff'",
+        "t": f"NOT EXISTS (SELECT 1 FROM ({unseen}) h "
+        "WHERE h.run_id = t.run_id AND h.tool_name = t.tool_name)",
+    }
 
     def where(table: str) -> str:
         if rows is None:
-            return ""
-        return f"WHERE {rows.replace('{table}', table)} AND {table}.run_id IN (SELECT run_id FROM {runs})"
+            return f"WHERE ({visible[table]})"
+        return (
+            f"WHERE {rows.replace('{table}', table)} AND {table}.run_id IN (SELECT run_id FROM {runs}) "
+            f"AND ({visible[table]})"
+        )
 
     requests = (
         "SELECT run_id, span_id, position, round, encoding, tool_name AS tool, call_id, execution_span_id, "

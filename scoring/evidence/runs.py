@@ -14,6 +14,11 @@ import duckdb
 
 from scoring.evidence.definitions import DefinitionLoader, DefinitionSource, no_definitions
 
+# executions.kind: a call of one of the agent's tools, or a handoff of the conversation to another agent
+# that the framework ran as a tool call (docs/storage.md).
+TOOL = "tool"
+HANDOFF = "handoff"
+
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
 # object.__setattr__, which made building these ~7x slower on the online-scoring path (bench/README.md).
@@ -33,6 +38,9 @@ class Execution:
     start_ns: int = 0
     end_ns: int = 0
     call_id_source: str | None = None  # "span" (the tool span set it) or "request" (recovered)
+    # "tool", or "handoff": the framework handed the conversation to another agent through a tool call
+    # (executions.kind); a spec sees handoffs only where it names them (scoring/judge/_scope.py).
+    kind: str = TOOL
 
     @property
     def clean(self) -> bool:
@@ -162,7 +170,7 @@ def load_evidence(
     requests: dict[str, list[Request]] = {run_id: [] for run_id in wanted}
     rows = connection.execute(
         "SELECT run_id, span_id, tool_name, arguments, arguments_raw, error, paused, from_history, "
-        "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source "
+        "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source, kind "
         "FROM executions "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY start_time, span_id",
@@ -186,6 +194,7 @@ def load_evidence(
                     start_ns=row[11] or 0,
                     end_ns=row[12] or 0,
                     call_id_source=row[13],
+                    kind=row[14],
                 )
             )
     rows = connection.execute(

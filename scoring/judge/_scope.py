@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scoring.checks.registry import Scoped
-from scoring.evidence.runs import Evidence
+from scoring.evidence.runs import HANDOFF, Evidence
 from scoring.spec.specs import Spec
 
 
@@ -14,10 +14,13 @@ def _is_leader(agent_path: str | None) -> bool:
 def scoped(spec: Spec, evidence: Evidence) -> tuple[Scoped, int]:
     """The evidence the spec may see, and how many member executions `scope: leader` left out.
 
-    Executions and requests of `ignore_tools` are not seen at all, by any check or gate."""
+    Executions and requests of `ignore_tools` are not seen at all, by any check or gate; nor are
+    handoffs (and their requests) to tools that no check of the spec names: handing the conversation
+    to another agent is how a framework routes, not a tool the spec has a view on."""
     executions, requests = evidence.executions, evidence.requests
-    if spec.ignore_tools:
-        ignored = set(spec.ignore_tools)
+    ignored = set(spec.ignore_tools or [])
+    ignored |= {e.tool_name for e in executions if e.kind == HANDOFF} - spec.named_tools
+    if ignored:
         executions = tuple(e for e in executions if e.tool_name not in ignored)
         requests = tuple(r for r in requests if r.tool_name not in ignored)
     if spec.scope == "all":

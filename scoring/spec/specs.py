@@ -260,6 +260,11 @@ class Spec(BaseModel):
         return names
 
     @property
+    def named_tools(self) -> set[str]:
+        """Every tool a check of the spec names: the handoffs it sees (scoring/judge/_scope.py)."""
+        return self.expected_names | set(self.forbidden_tools or []) | set(self.calls or {})
+
+    @property
     def allows_additional(self) -> bool:
         if self.allow_additional is not None:
             return self.allow_additional

@@ -75,6 +75,21 @@ select: {{task: {TASK_HANDOFF}}}
 expected_tools: [refund_order]
 arguments: {{refund_order: {{order_id: o-17}}}}
 ---
+name: oa-handoff-strict
+select: {{task: {TASK_HANDOFF}}}
+expected_tools: [refund_order]
+allow_additional: false
+---
+name: oa-handoff-named
+select: {{task: {TASK_HANDOFF}}}
+trajectory: {{mode: strict, tools: [transfer_to_refunds_agent, refund_order]}}
+allow_additional: false
+---
+name: oa-handoff-forbidden
+select: {{task: {TASK_HANDOFF}}}
+expected_tools: [refund_order]
+forbidden_tools: [transfer_to_refunds_agent]
+---
 name: oa-research
 select: {{task: {TASK_AS_TOOL}}}
 expected_tools: [search]
@@ -269,7 +284,7 @@ EXECUTION_COLUMNS = (
     "run_id, task_id, trace_id, span_id, parent_span_id, tool_name, call_id, call_id_source, arguments, "
     "arguments_raw, arguments_error, result, error, error_type, error_message, paused, from_history, "
     "epoch_ns(start_time), epoch_ns(end_time), agent_path, agent_name, session_id, service_name, convention, "
-    "scope_name"
+    "scope_name, kind"
 )
 
 
@@ -308,6 +323,8 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
         arguments: Any,
         error_message: str | None = None,
         session: str | None = None,
+        tool_name: str | None = None,
+        kind: str = "tool",
     ) -> dict[str, Any]:
         return {
             # No run id is exported: one SDK trace is one run, keyed by its trace id.
@@ -316,7 +333,7 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
             "trace_id": hex_trace(span),
             "span_id": hex_span(span),
             "parent_span_id": _parent(span),
-            "tool_name": span.name,
+            "tool_name": tool_name or span.name,
             "call_id": call_id,
             "call_id_source": "request" if call_id else None,  # never on the tool span itself
             "arguments": arguments,
@@ -336,6 +353,7 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
             "service_name": SERVICE,
             "convention": "openinference",
             "scope_name": SCOPE,
+            "kind": kind,
         }
 
     charge = world.one("charge_card")
@@ -371,15 +389,19 @@ def test_openai_agents_tool_spans_land_as_exact_executions(world: World) -> None
             arguments={"amount": 12.5, "currency": "EUR"},
             error_message=redacted,
         ),
-        # The handoff: an execution under the processor's name, with no arguments.
+        # The handoff: an execution of the tool the model called (`transfer_to_refunds_agent`, the SDK's
+        # default handoff tool name), so the request joins it and gives it its call id; `{}` arguments
+        # are not exported, so none are stored. Its result is the agent that took over.
         expected(
             handoff,
             task=TASK_HANDOFF,
             agent_path="triage_agent",
             result="refunds_agent",
-            call_id=None,
+            call_id="call_handoff",
             arguments=None,
             session=SESSION,
+            tool_name="transfer_to_refunds_agent",
+            kind="handoff",
         ),
         # After the handoff the refunds agent is a top-level agent of the same run, not a member.
         expected(
@@ -450,8 +472,17 @@ def test_openai_agents_requests_and_runs(world: World) -> None:
             (checkout_response, 0, *CHECKOUT_TURN[0], 1, "shop_agent", world.one("lookup_shipping_cutoff")),
             (checkout_response, 1, *CHECKOUT_TURN[1], 1, "shop_agent", world.one("charge_card")),
             # The model asked for `transfer_to_refunds_agent` (no arguments exported for `{}`); the span
-            # is `handoff to refunds_agent`: the two names do not meet, so the request stays unlinked.
-            (handoff_response, 0, "transfer_to_refunds_agent", None, "call_handoff", 1, "triage_agent", None),
+            # `handoff to refunds_agent` is stored under that name, so the request joins it.
+            (
+                handoff_response,
+                0,
+                "transfer_to_refunds_agent",
+                None,
+                "call_handoff",
+                1,
+                "triage_agent",
+                world.one("handoff to refunds_agent"),
+            ),
             (refund_response, 0, *REFUND_TURN[0], 2, "refunds_agent", world.one("refund_order")),
             (search_response, 0, *SEARCH_TURN[0], 1, "manager/researcher", world.one("search")),
         )
@@ -513,6 +544,9 @@ def test_openai_agents_runs_are_scored_online_with_the_spec(world: World) -> Non
         (TASK_AS_TOOL, "oa-research-leader"),
         (TASK_CHECKOUT, "oa-checkout"),
         (TASK_HANDOFF, "oa-handoff"),
+        (TASK_HANDOFF, "oa-handoff-forbidden"),
+        (TASK_HANDOFF, "oa-handoff-named"),
+        (TASK_HANDOFF, "oa-handoff-strict"),
     ]
     assert {v["run_version"] for v in verdicts.values()} == {1}
 
@@ -521,12 +555,22 @@ def test_openai_agents_runs_are_scored_online_with_the_spec(world: World) -> Non
     assert checkout["missing_tools"] == ["charge_card (errored)"]
     assert checkout["reason"] == "expected tool charge_card has no clean execution (errored)"
 
+    # A spec that names no handoff does not see it: not an additional tool, not in the reconciliation.
     handoff = verdicts[(TASK_HANDOFF, "oa-handoff")]
     assert (handoff["passed"], handoff["value"], handoff["reason"]) == (True, 1.0, None)
-    assert handoff["additional_tools"] == ["handoff to refunds_agent"]
+    assert handoff["additional_tools"] == []
     counts = handoff["detail"]["reconciliation"]["counts"]
-    assert counts["clean"] == 2
-    assert (counts["requested_never_executed"], counts["executed_without_request"]) == (1, 1)
+    assert counts["clean"] == 1
+    assert (counts["requested_never_executed"], counts["executed_without_request"]) == (0, 0)
+    strict = verdicts[(TASK_HANDOFF, "oa-handoff-strict")]
+    assert (strict["passed"], strict["value"], strict["reason"]) == (True, 1.0, None)
+    # A spec that names the handoff sees it like any tool: here, in order before the refund.
+    named = verdicts[(TASK_HANDOFF, "oa-handoff-named")]
+    assert (named["passed"], named["value"], named["reason"]) == (True, 1.0, None)
+    assert named["detail"]["reconciliation"]["counts"]["clean"] == 2
+    forbidden = verdicts[(TASK_HANDOFF, "oa-handoff-forbidden")]
+    assert forbidden["passed"] is False
+    assert "transfer_to_refunds_agent" in forbidden["reason"]
 
     everyone = verdicts[(TASK_AS_TOOL, "oa-research")]
     assert (everyone["passed"], everyone["value"], everyone["reason"]) == (True, 1.0, None)

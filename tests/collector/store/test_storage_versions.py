@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from collector.store.database import open_writer
+from collector.store.schema import SCHEMA_VERSION
 from scoring import ensure_verdict_schema
 
 TABLES = {"spans", "executions", "tool_requests", "run_traces", "verdicts"}
@@ -35,25 +36,34 @@ def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_ve
             connection.close()
 
 
-def test_a_version_1_file_gains_the_arguments_source_column(tmp_path: Path) -> None:
-    """Schema version 2 added executions.arguments_source: a file written before it is upgraded in place,
-    its rows kept, and the new column is NULL for them."""
-    path = tmp_path / "v1.duckdb"
+# What each schema version added to executions, and what an upgraded file holds there for old rows.
+_ADDED = {2: ("arguments_source", None), 3: ("kind", "tool")}
+
+
+@pytest.mark.parametrize("old_version", [1, 2])
+def test_an_older_file_gains_the_columns_added_since(tmp_path: Path, old_version: int) -> None:
+    """A file written before a schema version is upgraded in place when opened: its rows kept, each new
+    column holding what it means for rows written before it (NULL `arguments_source`: unknown; `kind`
+    'tool': no older version recognised handoffs)."""
+    path = tmp_path / f"v{old_version}.duckdb"
     connection = open_writer(path)
     connection.execute(
         "INSERT INTO executions (run_id, trace_id, span_id, tool_name, error, paused, from_history, "
         "convention, ingest_seq) VALUES ('r', 't', 's', 'get_weather', false, false, false, 'gen_ai', 1)"
     )
-    connection.execute("ALTER TABLE executions DROP COLUMN arguments_source")
+    added = [column for version, (column, _) in _ADDED.items() if version > old_version]
+    for column in added:
+        connection.execute(f"ALTER TABLE executions DROP COLUMN {column}")
     connection.execute("DELETE FROM schema_version")
-    connection.execute("INSERT INTO schema_version (version) VALUES (1)")
+    connection.execute("INSERT INTO schema_version (version) VALUES (?)", [old_version])
     connection.close()
 
     connection = open_writer(path)
     try:
         versions = [row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()]
-        rows = connection.execute("SELECT tool_name, arguments_source FROM executions").fetchall()
+        columns = ", ".join(column for column, _ in _ADDED.values())
+        rows = connection.execute(f"SELECT tool_name, {columns} FROM executions").fetchall()
     finally:
         connection.close()
-    assert max(versions) == 2
-    assert rows == [("get_weather", None)]
+    assert max(versions) == SCHEMA_VERSION == max(_ADDED)
+    assert rows == [("get_weather", *(value for _, value in _ADDED.values()))]

@@ -39,7 +39,7 @@ from scoring.batch import score as batch
 from scoring.batch._plan import not_compiled
 from scoring.batch._sql_match import subset
 from scoring.report.text import verdicts_json, write_verdicts_json
-from tests._history import Ask, Call, RunPlan, build_history
+from tests._history import Ask, Call, Handoff, RunPlan, build_history
 
 TOOLS = ["lookup", "quote", "notify", "it's", "é x"]
 
@@ -87,6 +87,8 @@ PLANS = [
     # One run over two traces (a resumed session): its executions are judged together.
     RunPlan((Call("lookup", '{"region": "north"}'),), attributes={"tracescore.run.id": "resumed"}),
     RunPlan((Call("quote", '{"region": "south"}', error=True),), attributes={"tracescore.run.id": "resumed"}),
+    # A handoff (executions.kind 'handoff'): seen only by the specs that name `transfer_to_helper`.
+    RunPlan((Handoff("helper", call_id="h1"), Call("lookup", '{"region": "north"}', depth=1)), task="task-h"),
 ]
 
 SPECS = [
@@ -110,6 +112,9 @@ SPECS = [
     spec(select={"tier": ["gold", "1"]}, expected_tools=["lookup"]),
     spec(select={"service.name": "shop", "task": ["task-a", "nope"]}, arguments={"it's": {"q": "it's"}}),
     spec(select={"task": "none of them"}, expected_tools=["lookup"]),
+    spec(select={"task": "task-h"}, expected_tools=["lookup"], allow_additional=False),
+    spec(select={"task": "task-h"}, expected_tools=["transfer_to_helper", "lookup"], allow_additional=False),
+    spec(select={"task": "task-h"}, forbidden_tools=["transfer_to_helper"], scope="leader"),
 ]
 
 
@@ -187,6 +192,15 @@ def test_verdicts_equal_the_python_judge(connection: duckdb.DuckDBPyConnection) 
         assert text in reasons
     assert any(c["state"] == "unnamed" for v in verdicts for c in v.detail["reconciliation"]["calls"])
     assert any(v.run_id == "resumed" and v.run_version == 2 for v in verdicts)
+    # The handoff run: strict without naming the handoff passes; naming it, it is a clean execution of
+    # the tool the model called; forbidding it fails (and scope: leader keeps it: the lead handed off).
+    last = {f"s{i}" for i in range(len(SPECS) - 3, len(SPECS))}
+    handoff = [(v.passed, v.reason) for v in sorted(verdicts, key=lambda v: v.spec) if v.spec in last]
+    assert handoff == [
+        (True, None),
+        (True, None),
+        (False, "forbidden tools ran: transfer_to_helper; 1 member execution(s) left out (scope: leader)"),
+    ]
 
 
 def test_the_stored_verdict_text_is_the_json_of_to_dict(connection: duckdb.DuckDBPyConnection) -> None:
