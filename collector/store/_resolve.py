@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolRequest
@@ -170,26 +170,55 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> list[ToolExecution]:
-    """An MCP `tools/call` span nested with another execution of the same tool records one call twice.
+def _merged(inner: ToolExecution, outer: ToolExecution) -> ToolExecution:
+    """One call that two instrumentations recorded, one span inside the other: the inner span (the call
+    itself) with what only the outer one captured: arguments, result, call id, how it failed."""
+    arguments = inner.arguments
+    if not isinstance(arguments.value, dict) and (
+        isinstance(outer.arguments.value, dict) or not arguments.present
+    ):
+        arguments = outer.arguments
+    failed = inner if inner.error else outer
+    return replace(
+        inner,
+        arguments=arguments,
+        result=inner.result if inner.result is not None else outer.result,
+        call_id=inner.call_id or outer.call_id,
+        error=inner.error or outer.error,
+        error_type=failed.error_type,
+        error_message=failed.error_message if failed.error else None,
+    )
 
-    The MCP span is the transport; the framework's execution span is kept. An MCP client span above the
-    server's span of the same call: the server's is kept, it saw how the tool ended.
+
+def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> list[ToolExecution]:
+    """One call recorded by two nested execution spans of the same tool is stored once.
+
+    An MCP `tools/call` span is the transport: the framework's execution span is kept; an MCP client span
+    above the server's span of the same call: the server's is kept, it saw how the tool ended. Two spans
+    of other conventions (two instrumentations of one framework, e.g. OpenInference's AutoGen tool span
+    above AutoGen's own `execute_tool`) are merged into the inner one (`_merged`). Spans of one convention
+    nested under the same tool name are left alone: a tool may call itself.
     """
     by_span = {e.span_id: e for e in executions}
-    nested_pairs: set[str] = set()
+    dropped: set[str] = set()
+    merged: dict[str, ToolExecution] = {}
     for execution in executions:
         for ancestor in tree.chain(execution.span_id)[1:]:
             outer = by_span.get(ancestor.span_id)
             if outer is not None and outer.tool_name == execution.tool_name:
                 if execution.convention == "mcp" and outer.convention == "mcp":
-                    nested_pairs.add(outer.span_id)  # the client's span above the server's: one call
+                    dropped.add(outer.span_id)  # the client's span above the server's: one call
                 elif execution.convention == "mcp":
-                    nested_pairs.add(execution.span_id)
+                    dropped.add(execution.span_id)
                 elif outer.convention == "mcp":
-                    nested_pairs.add(outer.span_id)
+                    dropped.add(outer.span_id)
+                elif outer.convention != execution.convention and outer.span_id not in merged:
+                    merged[execution.span_id] = _merged(execution, outer)
+                    dropped.add(outer.span_id)
                 break
-    return [e for e in executions if e.span_id not in nested_pairs]
+    if not dropped:
+        return executions
+    return [merged.get(e.span_id, e) for e in executions if e.span_id not in dropped]
 
 
 def _drop_nested_duplicates(tree: _Tree, requests: list[ToolRequest]) -> list[ToolRequest]:

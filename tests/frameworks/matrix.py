@@ -143,18 +143,20 @@ CELLS: tuple[Cell, ...] = (
             "autogen",
             known_gap=(
                 "OpenInference's AutoGen tool span is OK when the tool raised (0.1.22 sets OK before it "
-                "looks at is_error); the error shows only in the next LLM span's input messages" + extra
+                "looks at is_error); the error shows only in the next LLM span's input messages"
             ),
         )
-        for name, args, extra in (
-            ("autogen-openinference", ("--telemetry", "openinference", "--model", "openai"), ""),
-            ("autogen-openinference-replay", ("--telemetry", "openinference", "--model", "replay"), ""),
-            (
-                "autogen-openinference-global",
-                ("--telemetry", "both", "--model", "openai"),
-                "; and with AutoGen's own spans too, each call is stored twice (one span of each)",
-            ),
+        for name, args in (
+            ("autogen-openinference", ("--telemetry", "openinference", "--model", "openai")),
+            ("autogen-openinference-replay", ("--telemetry", "openinference", "--model", "replay")),
         )
+    ),
+    # AutoGen's own spans beside OpenInference's: each call is two nested spans, merged into one execution.
+    Cell(
+        "autogen-openinference-global",
+        "drive_autogen.py",
+        ("--telemetry", "both", "--model", "openai"),
+        "autogen",
     ),
 )
 
