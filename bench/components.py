@@ -105,7 +105,8 @@ def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     seconds, resolutions = _best(
         rounds,
         lambda: [
-            resolve_trace(s.trace_id, s.nodes, s.executions.values(), s.requests.values()) for s in states
+            resolve_trace(s.trace_id, s.nodes, s.executions.values(), s.requests.values(), s.outcomes)
+            for s in states
         ],
     )
     figures["run resolution at completion"] = seconds

@@ -179,6 +179,21 @@ class ToolRequest:
 
 @compact_pickle
 @dataclass(slots=True)
+class ToolOutcome:
+    """How a tool call ended, as a later span reports it: some instrumentations leave a failed tool's own
+    span OK and say so only where the result goes back to the model (the next LLM span's input)."""
+
+    trace_id: str
+    span_id: str  # the span that reports it
+    call_id: str
+    tool_name: str | None
+    error: bool
+    content: str | None  # what went back to the model: for a failure, the error's message
+    reported_ns: int
+
+
+@compact_pickle
+@dataclass(slots=True)
 class AgentInfo:
     """What run resolution needs from a span that is an agent invocation."""
 

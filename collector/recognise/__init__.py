@@ -16,6 +16,7 @@ Public:
 - `span`: `recognise(span) -> Recognised`, everything recognition reads off one span.
 - `conventions`: `recognise_execution`, the adapters in priority order.
 - `requests`: `extract_requests`, the request-side readers.
+- `outcomes`: `extract_outcomes`, how tool calls ended as a later span reports it.
 
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
 facts of a span).

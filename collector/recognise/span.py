@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collector.model.domain import Span, SpanNode, ToolExecution, ToolRequest, compact_pickle
+from collector.model.domain import Span, SpanNode, ToolExecution, ToolOutcome, ToolRequest, compact_pickle
 from collector.recognise._nodes import span_node
 from collector.recognise.conventions import recognise_execution
+from collector.recognise.outcomes import extract_outcomes
 from collector.recognise.requests import extract_requests
 
 
@@ -18,7 +19,10 @@ class Recognised:
     node: SpanNode
     execution: ToolExecution | None
     requests: tuple[ToolRequest, ...]
+    outcomes: tuple[ToolOutcome, ...] = ()
 
 
 def recognise(span: Span) -> Recognised:
-    return Recognised(span_node(span), recognise_execution(span), tuple(extract_requests(span)))
+    return Recognised(
+        span_node(span), recognise_execution(span), tuple(extract_requests(span)), extract_outcomes(span)
+    )

@@ -21,6 +21,7 @@ Public:
 - `sql`: `query_file`, `check_read_only`, `format_rows`, `SqlRefused` (read-only SQL).
 - `export`: `export` (`tracescore export`, hive-partitioned Parquet).
 
-Private: `_tracker` (open traces in memory), `_resolve` (run resolution of one complete trace, a
+Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
+recorded by a later span), `_resolve` (run resolution of one complete trace, a
 pure function), `_stored_spans` (rows of `spans` back into domain spans).
 """

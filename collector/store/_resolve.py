@@ -6,12 +6,17 @@ requests, call ids recovered from requests, and one summary row per run in the t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolOutcome, ToolRequest
+from collector.store._same_call import (
+    canonical,
+    drop_nested_duplicates,
+    drop_transport_duplicates,
+    reported_failure,
+)
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -166,89 +171,6 @@ class _Tree:
         )
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _merged(inner: ToolExecution, outer: ToolExecution) -> ToolExecution:
-    """One call that two instrumentations recorded, one span inside the other: the inner span (the call
-    itself) with what only the outer one captured: arguments, result, call id, how it failed."""
-    arguments = inner.arguments
-    if not isinstance(arguments.value, dict) and (
-        isinstance(outer.arguments.value, dict) or not arguments.present
-    ):
-        arguments = outer.arguments
-    failed = inner if inner.error else outer
-    return replace(
-        inner,
-        arguments=arguments,
-        result=inner.result if inner.result is not None else outer.result,
-        call_id=inner.call_id or outer.call_id,
-        error=inner.error or outer.error,
-        error_type=failed.error_type,
-        error_message=failed.error_message if failed.error else None,
-    )
-
-
-def _drop_transport_duplicates(tree: _Tree, executions: list[ToolExecution]) -> list[ToolExecution]:
-    """One call recorded by two nested execution spans of the same tool is stored once.
-
-    An MCP `tools/call` span is the transport: the framework's execution span is kept; an MCP client span
-    above the server's span of the same call: the server's is kept, it saw how the tool ended. Two spans
-    of other conventions (two instrumentations of one framework, e.g. OpenInference's AutoGen tool span
-    above AutoGen's own `execute_tool`) are merged into the inner one (`_merged`). Spans of one convention
-    nested under the same tool name are left alone: a tool may call itself.
-    """
-    by_span = {e.span_id: e for e in executions}
-    dropped: set[str] = set()
-    merged: dict[str, ToolExecution] = {}
-    for execution in executions:
-        for ancestor in tree.chain(execution.span_id)[1:]:
-            outer = by_span.get(ancestor.span_id)
-            if outer is not None and outer.tool_name == execution.tool_name:
-                if execution.convention == "mcp" and outer.convention == "mcp":
-                    dropped.add(outer.span_id)  # the client's span above the server's: one call
-                elif execution.convention == "mcp":
-                    dropped.add(execution.span_id)
-                elif outer.convention == "mcp":
-                    dropped.add(outer.span_id)
-                elif outer.convention != execution.convention and outer.span_id not in merged:
-                    merged[execution.span_id] = _merged(execution, outer)
-                    dropped.add(outer.span_id)
-                break
-    if not dropped:
-        return executions
-    return [merged.get(e.span_id, e) for e in executions if e.span_id not in dropped]
-
-
-def _drop_nested_duplicates(tree: _Tree, requests: list[ToolRequest]) -> list[ToolRequest]:
-    """A model call recorded by two nested LLM spans asks for its tool calls once, not twice.
-
-    LlamaIndex's `CustomLLM.achat` calls `chat`, and OpenInference instruments both (issue #16): the
-    outer span repeats the inner one's calls exactly. The innermost span is kept; only spans on one
-    ancestor chain are compared, so the same calls asked again in another turn are never merged."""
-    by_span: dict[str, list[ToolRequest]] = {}
-    for request in requests:
-        by_span.setdefault(request.span_id, []).append(request)
-    if len(by_span) < 2:
-        return requests
-    signatures: dict[str, tuple[tuple[str | None, str, str], ...]] = {}
-
-    def signature(span_id: str) -> tuple[tuple[str | None, str, str], ...]:
-        if span_id not in signatures:  # computed only for chat spans nested in one another: rare
-            signatures[span_id] = tuple(
-                (r.call_id, r.tool_name, _canonical(r.arguments.value)) for r in by_span[span_id]
-            )
-        return signatures[span_id]
-
-    repeated: set[str] = set()
-    for span_id in by_span:
-        for ancestor in tree.chain(span_id)[1:]:
-            if ancestor.span_id in by_span and signature(ancestor.span_id) == signature(span_id):
-                repeated.add(ancestor.span_id)
-    return [r for r in requests if r.span_id not in repeated]
-
-
 def _started_before(tree: _Tree, request: ToolRequest, execution: ToolExecution) -> bool:
     node = tree.nodes.get(request.span_id)
     return node is not None and node.start_ns <= execution.start_ns
@@ -293,8 +215,8 @@ def _link_requests(
             and (r.requested_ns <= execution.end_ns or _started_before(tree, r, execution))
         ]
         candidates.sort(key=lambda r: (r.requested_ns, r.position))
-        wanted = _canonical(execution.arguments.value) if execution.arguments.value is not None else None
-        chosen = next((r for r in candidates if _canonical(r.arguments.value) == wanted), None)
+        wanted = canonical(execution.arguments.value) if execution.arguments.value is not None else None
+        chosen = next((r for r in candidates if canonical(r.arguments.value) == wanted), None)
         if chosen is None and candidates:
             chosen = candidates[0]
         if chosen is not None:
@@ -326,10 +248,11 @@ def resolve_trace(
     nodes: dict[str, SpanNode],
     executions: Iterable[ToolExecution],
     requests: Iterable[ToolRequest],
+    outcomes: Iterable[ToolOutcome] = (),
 ) -> Resolution:
     tree = _Tree(trace_id, nodes)
-    kept = _drop_transport_duplicates(tree, list(executions))
-    request_list = _drop_nested_duplicates(tree, list(requests))
+    kept = drop_transport_duplicates(tree.chain, list(executions))
+    request_list = drop_nested_duplicates(tree.chain, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
     ordered = sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
     placements = {node.span_id: tree.placement(node.span_id) for node in ordered}
@@ -378,11 +301,15 @@ def resolve_trace(
 
     requested_by = {execution_span: key for key, execution_span in linked.items()}
     by_key = {(r.span_id, r.position): r for r in request_list}
+    failures = {o.call_id: o for o in outcomes if o.error}
     resolved_executions = []
-    for execution in kept:
-        place = placements[execution.span_id]
+    for recognised in kept:
+        place = placements[recognised.span_id]
         runs[place.run_id].n_executions += 1
-        call_id, source = call_ids[execution.span_id]
+        call_id, source = call_ids[recognised.span_id]
+        execution = recognised
+        if failures and call_id is not None:
+            execution = reported_failure(recognised, failures.get(call_id))
         request_key = requested_by.get(execution.span_id)
         arguments, arguments_source = best_arguments(
             execution, by_key[request_key] if request_key is not None else None

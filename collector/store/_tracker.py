@@ -12,7 +12,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from collector.model.domain import SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import SpanNode, ToolExecution, ToolOutcome, ToolRequest
 from collector.recognise.span import Recognised
 
 
@@ -22,6 +22,7 @@ class TraceState:
     nodes: dict[str, SpanNode] = field(default_factory=dict)
     executions: dict[str, ToolExecution] = field(default_factory=dict)
     requests: dict[tuple[str, int], ToolRequest] = field(default_factory=dict)
+    outcomes: list[ToolOutcome] = field(default_factory=list)
     min_seq: int = 0
     max_seq: int = 0
     open_since_seq: int | None = None
@@ -73,6 +74,7 @@ class Tracker:
             state.executions[span_id] = item.execution
         for request in item.requests:
             state.requests[(span_id, request.position)] = request
+        state.outcomes.extend(item.outcomes)
         state.min_seq = min(state.min_seq, seq)
         state.max_seq = max(state.max_seq, seq)
         state.last_seen = now

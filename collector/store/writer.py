@@ -401,7 +401,11 @@ class Writer:
             completed = []
             for state in due:
                 resolution = resolve_trace(
-                    state.trace_id, state.nodes, state.executions.values(), state.requests.values()
+                    state.trace_id,
+                    state.nodes,
+                    state.executions.values(),
+                    state.requests.values(),
+                    state.outcomes,
                 )
                 executions.extend((e, state.max_seq) for e in resolution.executions)
                 requests.extend((r, state.max_seq) for r in resolution.requests)

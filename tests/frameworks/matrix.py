@@ -135,21 +135,24 @@ CELLS: tuple[Cell, ...] = (
         for tracing in ("native", "openinference")
     ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
-    *(
-        Cell(
-            name,
-            "drive_autogen.py",
-            args,
-            "autogen",
-            known_gap=(
-                "OpenInference's AutoGen tool span is OK when the tool raised (0.1.22 sets OK before it "
-                "looks at is_error); the error shows only in the next LLM span's input messages"
-            ),
-        )
-        for name, args in (
-            ("autogen-openinference", ("--telemetry", "openinference", "--model", "openai")),
-            ("autogen-openinference-replay", ("--telemetry", "openinference", "--model", "replay")),
-        )
+    # OpenInference's AutoGen tool span is OK when the tool raised (0.1.22 sets OK before it looks at
+    # is_error): the failure is read from the next LLM span, which sends the results back to the model.
+    Cell(
+        "autogen-openinference",
+        "drive_autogen.py",
+        ("--telemetry", "openinference", "--model", "openai"),
+        "autogen",
+    ),
+    Cell(
+        "autogen-openinference-replay",
+        "drive_autogen.py",
+        ("--telemetry", "openinference", "--model", "replay"),
+        "autogen",
+        known_gap=(
+            "OpenInference's AutoGen tool span is OK when the tool raised (0.1.22 sets OK before it looks "
+            "at is_error), and with a model client it does not instrument (AutoGen's "
+            "ReplayChatCompletionClient) no LLM span reports the failure either: the trace does not say it"
+        ),
     ),
     # AutoGen's own spans beside OpenInference's: each call is two nested spans, merged into one execution.
     Cell(
