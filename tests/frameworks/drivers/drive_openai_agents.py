@@ -33,7 +33,7 @@ from _harness import (
     Harness,
     arguments,
 )
-from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_trace_processors
+from agents import Agent, OpenAIResponsesModel, Runner, Tool, function_tool, set_trace_processors
 from openai import AsyncOpenAI
 from openai.types.responses import (
     Response,
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _instrument(args.instrumentation, harness)
     get_weather, book_flight = harness.tools()
-    tools = [function_tool(get_weather), function_tool(book_flight)]
+    tools: list[Tool] = [function_tool(get_weather), function_tool(book_flight)]
     for task, prompt, calls, answer in SCENARIO:
         agent = Agent(name="travel_agent", model=scripted_model(calls, answer), tools=tools)
         with harness.invocation(task):
