@@ -33,12 +33,19 @@ def _first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 
 
 # OpenInference's processor for the OpenAI Agents SDK: it opens one AGENT span per SDK trace (the workflow,
-# named after the trace, no `agent.name`) above the real agent spans.
+# named after the trace, no `agent.name`) above the real agent spans. OpenLLMetry's processor
+# (opentelemetry-instrumentation-openai-agents 0.62, `_hooks.py`) opens the same workflow span, marked
+# `traceloop.span.kind = workflow`, above its `{agent}.agent` spans. Neither exports a run id.
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+_OPENLLMETRY_OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
+_OPENAI_AGENTS_SCOPES = frozenset({_OPENAI_AGENTS_SCOPE, _OPENLLMETRY_OPENAI_AGENTS_SCOPE})
 
 
 def _openai_agents_workflow(span: Span) -> bool:
-    return span.resource.scope_name == _OPENAI_AGENTS_SCOPE and "agent.name" not in span.attributes
+    scope, attrs = span.resource.scope_name, span.attributes
+    if scope == _OPENAI_AGENTS_SCOPE:
+        return attrs.get("openinference.span.kind") == "AGENT" and "agent.name" not in attrs
+    return scope == _OPENLLMETRY_OPENAI_AGENTS_SCOPE and attrs.get("traceloop.span.kind") == "workflow"
 
 
 # OpenInference's LangChain instrumentation (openinference-instrumentation-langchain 0.1.80, `_tracer.py`)
@@ -95,7 +102,7 @@ def _chain_agent(span: Span) -> bool:
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
-    if kind == "AGENT" and _openai_agents_workflow(span):
+    if _openai_agents_workflow(span):
         return False  # the workflow is not an agent: it would head every agent path and hide the leader
     role = _langgraph_role(span)
     if role is not None:
@@ -114,7 +121,7 @@ def is_agent_span(span: Span) -> bool:
 
 def _agent_run_id(span: Span) -> str | None:
     run_id = _first_text(span.attributes, _AGENT_RUN_ID_KEYS)
-    if run_id is None and span.resource.scope_name == _OPENAI_AGENTS_SCOPE:
+    if run_id is None and span.resource.scope_name in _OPENAI_AGENTS_SCOPES:
         # No run id is exported; one SDK trace is one workflow, so the agents a handoff chains (siblings
         # under the workflow) stay one run.
         return span.trace_id

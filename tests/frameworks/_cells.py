@@ -138,9 +138,11 @@ def findings(db: Path, truth: Truth) -> dict[str, list[str]]:
                         found["errors"].append(
                             f"{task}: {call['tool']} error={execution['error']}, raised: {call['error']}"
                         )
-                    elif call["error"] and truth.error_messages:
+                    elif call["error"]:
+                        # What an errored call's result holds is the framework's (the exception's text, a
+                        # redacted notice, nothing): the flag, and the message where any span has it, count.
                         message = execution["error_message"] or ""
-                        if call["error"] not in message or "Traceback" in message:
+                        if truth.error_messages and (call["error"] not in message or "Traceback" in message):
                             found["errors"].append(f"{task}: {call['tool']} error message {message[:200]!r}")
                     else:
                         wanted = call.get("returned") if truth.arguments else None

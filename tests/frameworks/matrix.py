@@ -161,6 +161,24 @@ CELLS: tuple[Cell, ...] = (
         ("--telemetry", "both", "--model", "openai"),
         "autogen",
     ),
+    Cell("pydantic-ai-native", "drive_pydantic_ai.py", ("--mode", "v5"), "pydantic-ai"),
+    *(
+        Cell(f"pydantic-ai-native-{mode}", "drive_pydantic_ai.py", ("--mode", mode), "pydantic-ai")
+        for mode in ("v6", "v2", "nocontent")
+    ),
+    Cell("agno-openinference", "drive_agno.py", (), "agno-openinference"),
+    Cell(
+        "openai-agents-openinference",
+        "drive_openai_agents.py",
+        ("--instrumentation", "openinference"),
+        "openai-agents-openinference",
+    ),
+    Cell(
+        "openai-agents-openllmetry",
+        "drive_openai_agents.py",
+        ("--instrumentation", "openllmetry"),
+        "openai-agents-openllmetry",
+    ),
 )
 
 BY_NAME = {cell.name: cell for cell in CELLS}
