@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from collector.cli._demo_agent import ROLLOUTS, run_agent
 from collector.serve.server import Running, start, stop
 from collector.serve.settings import Address, ServeSettings
+from collector.store.database import wal_files
 from scoring import Verdict, aggregate
 from scoring.report.text import tasks_text
 
@@ -99,7 +100,7 @@ def _verdict_printer(names: dict[str, str]) -> Callable[[Verdict], None]:
 
 
 def run_demo(db: Path, settings: ServeSettings) -> int:
-    for stale in (db, db.with_name(db.name + ".wal")):
+    for stale in (db, *wal_files(db)):
         stale.unlink(missing_ok=True)  # the demo's own file, rebuilt each time
     specs_path = db.with_name(db.stem + "-specs.yaml")
     specs_path.write_text(DEMO_SPECS.format(db=db, specs=specs_path))

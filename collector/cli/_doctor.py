@@ -16,7 +16,7 @@ import duckdb
 
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
-from collector.store.database import explain_open_error
+from collector.store.database import explain_open_error, wal_files
 
 _MIN_FREE_BYTES = 1 << 30
 
@@ -61,14 +61,14 @@ def _database(db: Path) -> Iterator[Finding]:
     if not db.exists():
         yield Finding("ok", f"database {db}", "does not exist yet; serve creates it")
         return
-    wal = db.with_name(db.name + ".wal")
-    if wal.exists() and not serving:
-        yield Finding(
-            "warn",
-            f"write-ahead log {wal.name}",
-            f"{wal.stat().st_size} bytes not checkpointed: the last "
-            "stop was not clean; serve replays it at start (keep a copy first if in doubt)",
-        )
+    for wal in wal_files(db):
+        if wal.exists() and not serving:
+            yield Finding(
+                "warn",
+                f"write-ahead log {wal.name}",
+                f"{wal.stat().st_size} bytes not checkpointed: the last "
+                "stop was not clean; serve replays it at start (keep a copy first if in doubt)",
+            )
     if serving:
         return
     try:

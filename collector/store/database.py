@@ -19,11 +19,28 @@ _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>\S+) \(PID (
 _WAL_HEAD_BYTES = 16
 
 
-def _unreplayable_wal(path: Path, why: str) -> DatabaseError:
+# The write-ahead logs DuckDB may keep beside a database file: `<db>.wal`, and from 1.5 (commits during a
+# checkpoint, duckdb/duckdb#20052) `<db>.checkpoint.wal`, where commits go while a checkpoint runs, and
+# `<db>.recovery.wal`, written while such a log is folded back after a crash. All belong to the file:
+# a copy, a move or a deletion takes them with it.
+WAL_SUFFIXES = (".wal", ".checkpoint.wal", ".recovery.wal")
+
+
+def wal_files(path: Path) -> tuple[Path, ...]:
+    """Every write-ahead log the database at `path` may have, whether or not it exists now."""
+    return tuple(path.with_name(path.name + suffix) for suffix in WAL_SUFFIXES)
+
+
+def _unreplayable_wal(path: Path, why: str, wal: Path | None = None) -> DatabaseError:
+    logs = (
+        str(wal)
+        if wal is not None
+        else " / ".join(str(w) for w in wal_files(path) if w.exists()) or (f"{path}.wal")
+    )
     return DatabaseError(
-        f"{path}: the write-ahead log {path}.wal could not be replayed ({why}). Nothing was deleted. "
-        f"Keep a copy of both files; to start anyway, move {path}.wal aside (its unreplayed changes "
-        "are then lost) and start again."
+        f"{path}: the write-ahead log {logs} could not be replayed ({why}). Nothing was deleted. "
+        f"Keep a copy of the database and its logs; to start anyway, move {logs} aside (its unreplayed "
+        "changes are then lost) and start again."
     )
 
 
@@ -31,13 +48,14 @@ def _check_wal(path: Path) -> None:
     """Refuse a WAL whose first bytes are zeros (blocks a file system lost in a crash): DuckDB takes it
     for an empty log, opens without a word and overwrites it at the next commit, losing all it held.
     Any other damage DuckDB reports itself, and explain_open_error words it the same way."""
-    try:
-        with path.with_name(path.name + ".wal").open("rb") as wal:
-            head = wal.read(_WAL_HEAD_BYTES)
-    except FileNotFoundError:
-        return
-    if head and not any(head):
-        raise _unreplayable_wal(path, "it begins with zero bytes, so DuckDB would take it for empty")
+    for wal in wal_files(path):
+        try:
+            with wal.open("rb") as log:
+                head = log.read(_WAL_HEAD_BYTES)
+        except FileNotFoundError:
+            continue
+        if head and not any(head):
+            raise _unreplayable_wal(path, "it begins with zero bytes, so DuckDB would take it for empty", wal)
 
 
 def explain_open_error(path: Path, exc: Exception) -> DatabaseError:

@@ -267,3 +267,23 @@ def test_a_wal_that_cannot_be_replayed_stops_the_start_and_is_kept(
         wal.rename(tmp_path / "kept.wal")
         server = ServeProcess(db).start()
         assert server.stop() == 0
+
+
+@pytest.mark.parametrize("suffix", [".checkpoint.wal", ".recovery.wal"])
+def test_a_zeroed_log_of_a_concurrent_checkpoint_stops_the_start_too(
+    crashed: Path, tmp_path: Path, suffix: str
+) -> None:
+    """DuckDB >= 1.5 writes commits made during a checkpoint to `<db>.checkpoint.wal` and folds it back
+    through `<db>.recovery.wal`; a zeroed head there would be taken for an empty log, as in `<db>.wal`."""
+    db = tmp_path / "t.duckdb"
+    shutil.copy(crashed, db)
+    shutil.copy(Path(f"{crashed}.wal"), Path(f"{db}.wal"))
+    log = Path(f"{db}{suffix}")
+    data = bytearray(Path(f"{crashed}.wal").read_bytes())
+    _zero_head(data)
+    log.write_bytes(data)
+
+    result = _serve(db)
+    assert result.returncode == 2, result.stderr
+    assert f"{log} could not be replayed" in result.stderr and f"move {log} aside" in result.stderr
+    assert log.read_bytes() == data
