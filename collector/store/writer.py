@@ -283,10 +283,7 @@ class Writer:
             self._con.begin()
             stored = self._insert("spans", table)
             if reopened:
-                self._con.execute(
-                    "UPDATE run_traces SET status = 'open' WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [sorted(reopened)],
-                )
+                self._reopen(sorted(reopened))
             self._con.commit()
         except Exception as exc:
             self._rollback()
@@ -372,13 +369,32 @@ class Writer:
         self.stats.write_failures += 1
         self.stats.last_error = str(exc)
 
+    def _reopen(self, trace_ids: list[str]) -> None:
+        """Mark the stored runs of these traces open again, inside the caller's transaction. Deleted and
+        inserted again rather than UPDATEd: an UPDATE takes DuckDB's global checkpoint lock (issue 17)."""
+        cursor = self._con.execute(
+            "DELETE FROM run_traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) RETURNING *", [trace_ids]
+        )
+        rows = cursor.fetchall()
+        columns = [d[0] for d in cursor.description or ()]
+        if rows:
+            status = columns.index("status")
+            self._con.executemany(
+                f"INSERT INTO run_traces ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                [(*row[:status], "open", *row[status + 1 :]) for row in rows],
+            )
+
+    def _set_state(self, key: str, value: int) -> None:
+        """Inside the caller's transaction. DELETE + INSERT, not INSERT OR REPLACE: an upsert takes
+        DuckDB's global checkpoint lock, which refuses or stalls checkpoints (issue 17)."""
+        self._con.execute("DELETE FROM tracescore_state WHERE key = ?", [key])
+        self._con.execute("INSERT INTO tracescore_state VALUES (?, ?)", [key, value])
+
     def _probe(self) -> None:
         """One small commit: when it succeeds (space freed, I/O back), requests are accepted again."""
         try:
             self._con.begin()
-            self._con.execute(
-                "INSERT OR REPLACE INTO tracescore_state VALUES (?, ?)", [_STATE_PROBE, int(time.time())]
-            )
+            self._set_state(_STATE_PROBE, int(time.time()))
             self._con.commit()
         except Exception as exc:
             self._rollback()
@@ -436,9 +452,7 @@ class Writer:
             self._insert("executions", executions_table(executions), expressions=EXECUTION_EXPRESSIONS)
             self._insert("tool_requests", requests_table(requests))
             self._insert("run_traces", run_traces_table(runs, int(time.time() * 1e6)))
-            self._con.execute(
-                "INSERT OR REPLACE INTO tracescore_state VALUES (?, ?)", [_STATE_REPLAY_FLOOR, floor]
-            )
+            self._set_state(_STATE_REPLAY_FLOOR, floor)
             self._con.commit()
         except Exception as exc:
             self._rollback()

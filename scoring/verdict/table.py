@@ -105,10 +105,15 @@ def verdict_json(verdict: Verdict) -> str:
 
 
 def store_verdicts(
-    connection: duckdb.DuckDBPyConnection, verdicts: Iterable[Verdict], texts: Sequence[str] | None = None
+    connection: duckdb.DuckDBPyConnection,
+    verdicts: Iterable[Verdict],
+    texts: Sequence[str] | None = None,
+    *,
+    in_transaction: bool = False,
 ) -> int:
     """Store verdicts (replacing one with the same run, spec and run version); `texts` are their
-    `verdict_json`, when the caller already has them."""
+    `verdict_json`, when the caller already has them. The replacement is one transaction of its own,
+    unless the caller says it holds one open (`in_transaction`)."""
     batch = list(verdicts)
     if not batch:
         return 0
@@ -135,11 +140,27 @@ def store_verdicts(
     # encoding every verdict twice.
     parts = ", ".join(f"verdict::JSON -> '$.{name}'" for name in _PART_COLUMNS)
     register_arrow(connection, "_batch_verdicts", table)
+    # DELETE then INSERT, not INSERT OR REPLACE: DuckDB runs an upsert as a MERGE, which takes the global
+    # checkpoint lock, so a checkpoint is refused while one is open, and one that starts waits out a
+    # whole checkpoint (issue 17; DuckDB >= 1.5 lets a key be deleted and inserted in one transaction).
+    owned = not in_transaction
+    if owned:
+        connection.begin()
     try:
         connection.execute(
-            f"INSERT OR REPLACE INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}) "
+            "DELETE FROM verdicts WHERE (run_id, spec, run_version) IN "
+            "(SELECT (run_id, spec, run_version) FROM _batch_verdicts)"
+        )
+        connection.execute(
+            f"INSERT INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}) "
             f"SELECT {', '.join(_COLUMNS)}, {parts} FROM _batch_verdicts"
         )
+        if owned:
+            connection.commit()
+    except BaseException:
+        if owned:
+            connection.rollback()
+        raise
     finally:
         connection.unregister("_batch_verdicts")
     return len(batch)

@@ -14,6 +14,8 @@ import pytest
 
 from collector.store.database import open_writer
 from collector.store.writer import Writer, WriterSettings
+from scoring import ensure_verdict_schema, store_verdicts
+from scoring.verdict.record import error_verdict
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 
@@ -207,9 +209,9 @@ def test_checkpoints_and_the_time_they_take_are_in_the_metrics(tmp_path: Path) -
 
 
 def test_a_timed_checkpoint_refused_while_scoring_writes_is_retried_soon(tmp_path: Path) -> None:
-    # Online scoring stores verdicts (INSERT OR REPLACE) through a cursor of its own, and DuckDB refuses
-    # a plain CHECKPOINT while such a write transaction is open. Under load that was nearly always, so
-    # the timer never checkpointed; now a refused checkpoint is counted and tried again within 0.2 s.
+    # DuckDB refuses a plain CHECKPOINT while another cursor's transaction that replaced rows is open.
+    # Online scoring once stored verdicts that way (it deletes and inserts now); any other upsert still
+    # can, and the timer must not give up until the next interval: it is counted and retried in 0.2 s.
     connection = open_writer(tmp_path / "d.duckdb")
     writer = Writer(connection, WriterSettings(checkpoint_interval_s=0.3))
     scorer = connection.cursor()
@@ -232,5 +234,27 @@ def test_a_timed_checkpoint_refused_while_scoring_writes_is_retried_soon(tmp_pat
         assert connection.execute("SELECT value FROM tracescore_state WHERE key = 'held'").fetchone() == (1,)
     finally:
         writer.stop()
+        scorer.close()
+        connection.close()
+
+
+def test_storing_a_verdict_again_does_not_hold_a_checkpoint_off(tmp_path: Path) -> None:
+    """Online scoring's cursor replaces a run's verdict (a re-completed run, a restarted scorer) while
+    the writer checkpoints: the replacement deletes and inserts, so DuckDB (>= 1.5) does not refuse the
+    checkpoint as it refuses one while an upsert (a MERGE) is open, and the verdict is stored once."""
+    connection = open_writer(tmp_path / "v.duckdb")
+    ensure_verdict_schema(connection)
+    scorer = connection.cursor()
+    first = error_verdict("run-1", "trace-1", "task", "spec", "f" * 16, "default", 1, "first")
+    again = error_verdict("run-1", "trace-1", "task", "spec", "f" * 16, "default", 1, "again")
+    try:
+        store_verdicts(scorer, [first])
+        scorer.begin()
+        store_verdicts(scorer, [again], in_transaction=True)  # and the transaction left open
+        connection.execute("CHECKPOINT")  # refused ("other write transactions active") with an upsert
+        scorer.commit()
+        rows = connection.execute("SELECT reason FROM verdicts").fetchall()
+        assert rows == [("scoring failed: again",)]
+    finally:
         scorer.close()
         connection.close()
