@@ -311,7 +311,7 @@ def _demo_parser(sub: Subparsers) -> None:
         "--db",
         type=Path,
         default=Path("tracescore-demo.duckdb"),
-        help="demo database file (rebuilt on each run)",
+        help="demo database file (rebuilt on each run); its specs are written beside it as NAME-specs.yaml",
     )
 
 

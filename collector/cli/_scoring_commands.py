@@ -39,6 +39,7 @@ from scoring.report.build import Report, ReportError, build_report, sections
 from scoring.report.html import report_html
 from scoring.report.text import (
     VerdictView,
+    gate_note,
     report_json,
     report_text,
     tasks_json,
@@ -238,6 +239,8 @@ def run_watch(args: argparse.Namespace) -> int:
                 print(json.dumps(data), flush=True)
             else:
                 value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+                gated = gate_note(verdict.label, verdict.gates)
+                value += f" ({gated})" if gated else ""
                 print(
                     f"{verdict.label.upper():<5} {verdict.spec:<24} run {verdict.run_id} "
                     f"(v{verdict.run_version}) value {value}  {verdict.reason or ''}".rstrip(),
