@@ -22,7 +22,7 @@ import duckdb
 from collector.cli import _client as client
 from collector.cli._logging import Progress, status_line
 from collector.store.database import DatabaseError, explain_open_error
-from collector.store.sql import format_rows, query_file
+from collector.store.sql import query_file, render_rows
 from scoring import (
     Spec,
     TaskResult,
@@ -215,7 +215,15 @@ def run_sql(args: argparse.Namespace) -> int:
         columns, rows = answer["columns"], [tuple(r) for r in answer["rows"]]
     else:
         columns, rows = query_file(args.db, args.query)
-    print(format_rows(columns, rows, args.format))
+    text, cut = render_rows(columns, rows, args.format, args.max_width)
+    print(text)
+    if cut:  # on stderr: a piped table stays the table
+        print(
+            f"tracescore sql: {cut} value(s) cut at {args.max_width} characters (ending in …); "
+            "--format json or --format csv prints every value whole, --max-width N widens the table "
+            "(0: no limit)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
