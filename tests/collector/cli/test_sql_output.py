@@ -20,9 +20,8 @@ QUERY = "SELECT tool_name, arguments FROM executions"
 
 
 def _tracescore(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "collector.cli", *args], capture_output=True, text=True, check=False, timeout=60
-    )
+    command = [sys.executable, "-m", "collector.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
 
 
 def _run_with_a_long_argument() -> dict[str, object]:
