@@ -27,7 +27,7 @@ from collector.serve.server import Running, start, stop
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import wal_files
 from scoring import Verdict, aggregate
-from scoring.report.text import tasks_text
+from scoring.report.text import gate_note, tasks_text
 
 DEMO_SPECS = """\
 # The demo's specs: edit them and re-run `tracescore score --db {db} --spec {specs}`.
@@ -92,6 +92,9 @@ def _verdict_printer(names: dict[str, str]) -> Callable[[Verdict], None]:
 
     def show(verdict: Verdict) -> None:
         value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+        gated = gate_note(verdict.label, verdict.gates)
+        if gated:
+            value += f" ({gated})"  # value 1.00 yet FAIL: gates are not counted in the value
         mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
         run = names.get(verdict.trace_id, verdict.task or "-")
         print(f"    verdict  {mark:<5} {run:<21} value {value}  {verdict.reason or 'all checks satisfied'}")
@@ -115,7 +118,10 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
     print(
         f"tracescore demo: sidecar on OTLP/gRPC {settings.grpc} and OTLP/HTTP {settings.http}, database {db}"
     )
-    print(f"scoring every completed run online against {specs_path}\n")
+    print(
+        f"scoring every completed run online against the demo's specs, written to {specs_path} "
+        "(rewritten on each demo)\n"
+    )
     sidecar = _Sidecar(settings)
     verdicts: list[Verdict] = []
     names: dict[str, str] = {}  # trace id -> "task #n", set as each run ends (its verdict comes later)

@@ -2,7 +2,9 @@
 
 - stderr is a terminal (and `TERM` is not `dumb`): short readable log lines, and one status line that
   redraws in place: serve's live counters, or score/report's progress. Log lines never tear it: the
-  handler clears the status line, writes the record, and draws the status line again.
+  handler clears the status line, writes the record, and draws the status line again. The status line
+  is drawn only while the process is in the terminal's foreground process group: a background job
+  (`serve … &`) keeps its log lines but never draws over the shell's prompt (`fg` brings it back).
 - stderr is not a terminal (a pipe, a file, a container's log driver): one JSON object per line, with
   `time` (UTC, ISO 8601), `level`, `logger` and `message`, plus `exception` when there is one and any
   `extra=` fields. Python warnings and uncaught exceptions (main thread or any other) go the same way,
@@ -96,6 +98,8 @@ class StatusLine:
             self._draw()
 
     def _draw(self) -> None:
+        if not in_foreground(self.stream):
+            return  # `serve … &`: a background job must not draw over the shell's prompt
         width = _columns(self.stream) - 1
         text = self._text if len(self._text) <= width else self._text[: max(width - 1, 0)] + "…"
         self.stream.write(_CLEAR + text)
@@ -104,7 +108,7 @@ class StatusLine:
     def hide(self) -> None:
         """Clear the line (until the next `show`)."""
         with self.lock:
-            if self._text:
+            if self._text and in_foreground(self.stream):
                 self.stream.write(_CLEAR)
                 self.stream.flush()
 
@@ -117,6 +121,18 @@ class StatusLine:
         with self.lock:
             self.hide()
             self._text = ""
+
+
+def in_foreground(stream: IO[str]) -> bool:
+    """Whether this process is in the foreground process group of the terminal `stream` writes to.
+
+    A shell's background job (`tracescore serve … &`) shares the terminal with the prompt: its status
+    line would be drawn over whatever the user types. A terminal that is not this process's controlling
+    terminal has no job control for it (tcgetpgrp fails): nothing to collide with, so it counts as ours."""
+    try:
+        return os.tcgetpgrp(stream.fileno()) == os.getpgrp()
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def _columns(stream: IO[str]) -> int:

@@ -17,6 +17,7 @@ from collector.serve.settings import (
     parse_address,
     parse_workers,
 )
+from collector.store.sql import DEFAULT_MAX_WIDTH
 from scoring.report.build import BUCKETS, SECTIONS
 
 if TYPE_CHECKING:
@@ -241,7 +242,27 @@ def _sql_parser(sub: Subparsers) -> None:
     p = sub.add_parser("sql", help="run one read-only SQL query over the stored tables")
     _data_arguments(p)
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--max-width",
+        type=_max_width,
+        default=DEFAULT_MAX_WIDTH,
+        metavar="N",
+        help=f"cut table cells at N characters, marked … (default {DEFAULT_MAX_WIDTH}; 0: no limit); "
+        "json and csv are never cut",
+    )
     p.add_argument("query", help='for example "SELECT tool_name, count(*) FROM executions GROUP BY 1"')
+
+
+def _max_width(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of characters, 0 or more (0: no limit), got {text!r}"
+        )
+    return value
 
 
 def _watch_parser(sub: Subparsers) -> None:
@@ -311,7 +332,7 @@ def _demo_parser(sub: Subparsers) -> None:
         "--db",
         type=Path,
         default=Path("tracescore-demo.duckdb"),
-        help="demo database file (rebuilt on each run)",
+        help="demo database file (rebuilt on each run); its specs are written beside it as NAME-specs.yaml",
     )
 
 

@@ -22,7 +22,7 @@ import duckdb
 from collector.cli import _client as client
 from collector.cli._logging import Progress, status_line
 from collector.store.database import DatabaseError, explain_open_error
-from collector.store.sql import format_rows, query_file
+from collector.store.sql import query_file, render_rows
 from scoring import (
     Spec,
     TaskResult,
@@ -39,6 +39,7 @@ from scoring.report.build import Report, ReportError, build_report, sections
 from scoring.report.html import report_html
 from scoring.report.text import (
     VerdictView,
+    gate_note,
     report_json,
     report_text,
     tasks_json,
@@ -214,7 +215,15 @@ def run_sql(args: argparse.Namespace) -> int:
         columns, rows = answer["columns"], [tuple(r) for r in answer["rows"]]
     else:
         columns, rows = query_file(args.db, args.query)
-    print(format_rows(columns, rows, args.format))
+    text, cut = render_rows(columns, rows, args.format, args.max_width)
+    print(text)
+    if cut:  # on stderr: a piped table stays the table
+        print(
+            f"tracescore sql: {cut} value(s) cut at {args.max_width} characters (ending in …); "
+            "--format json or --format csv prints every value whole, --max-width N widens the table "
+            "(0: no limit)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -238,6 +247,8 @@ def run_watch(args: argparse.Namespace) -> int:
                 print(json.dumps(data), flush=True)
             else:
                 value = "-" if verdict.value is None else f"{verdict.value:.2f}"
+                gated = gate_note(verdict.label, verdict.gates)
+                value += f" ({gated})" if gated else ""
                 print(
                     f"{verdict.label.upper():<5} {verdict.spec:<24} run {verdict.run_id} "
                     f"(v{verdict.run_version}) value {value}  {verdict.reason or ''}".rstrip(),

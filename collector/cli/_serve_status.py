@@ -131,7 +131,7 @@ def stored_summary(db: Path) -> str | None:
     if not rows:
         return None
     lines = table(
-        ["TASK", "SPEC", "PASSED", "PASS RATE", ""],
+        ["TASK", "SPEC", "PASSED", "PASS RATE", "ZONE"],
         [
             [task or "-", spec, f"{passed}/{scored}", number(rate), "learning zone" if zone else ""]
             for task, spec, passed, scored, rate, zone in rows

@@ -90,6 +90,7 @@ _TASK_RESULT = {
             "in_learning_zone": "boolean",
             "latency": ["object", "null"],
             "latency_passed": ["boolean", "null"],
+            "execution_latency": ["object", "null"],
         }.items()
     },
 }

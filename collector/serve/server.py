@@ -33,7 +33,7 @@ from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
-from collector.serve._verdict_export import ExportSettings, VerdictExporter
+from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings
 from collector.store.database import open_writer
@@ -102,6 +102,17 @@ async def start(settings: ServeSettings) -> Running:
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
+    if export is not None:
+        own = points_at_own_listener(
+            export, [(settings.grpc.host, settings.grpc.port), (settings.http.host, settings.http.port)]
+        )
+        if own is not None:
+            log.warning(
+                "not exporting verdicts to %s: that is this server's own OTLP listener (an "
+                "OTEL_EXPORTER_OTLP_ENDPOINT meant for the agent?); --export-endpoint sends them elsewhere",
+                own,
+            )
+            export = None
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
     online = OnlineScorer(connection.cursor(), specs, hub, exporter) if specs.paths or exporter else None

@@ -18,7 +18,8 @@ Public:
 - `rows`: `PreparedSpans`, `stamped`, `spans_table` and the other tables' Arrow rows.
 - `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`.
 - `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
-- `sql`: `query_file`, `check_read_only`, `format_rows`, `SqlRefused` (read-only SQL).
+- `sql`: `query_file`, `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`
+  (read-only SQL).
 - `export`: `export` (`tracescore export`, hive-partitioned Parquet).
 
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended

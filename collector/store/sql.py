@@ -64,11 +64,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> str:
+DEFAULT_MAX_WIDTH = 60  # characters of one table cell; the rest is cut, marked with "…"
+
+
+def format_rows(
+    columns: list[str], rows: list[tuple[Any, ...]], fmt: str, max_width: int = DEFAULT_MAX_WIDTH
+) -> str:
+    return render_rows(columns, rows, fmt, max_width)[0]
+
+
+def render_rows(
+    columns: list[str], rows: list[tuple[Any, ...]], fmt: str, max_width: int = DEFAULT_MAX_WIDTH
+) -> tuple[str, int]:
+    """The rows as `table`, `json` or `csv`, and how many table cells were cut to `max_width`
+    characters (0 = no limit). JSON and CSV are never cut."""
     if fmt == "json":
-        return json.dumps(
+        text = json.dumps(
             [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in rows], indent=2, default=str
         )
+        return text, 0
     if fmt == "csv":
         import csv
         import io
@@ -77,14 +91,26 @@ def format_rows(columns: list[str], rows: list[tuple[Any, ...]], fmt: str) -> st
         writer = csv.writer(buffer)
         writer.writerow(columns)
         writer.writerows([[_plain(v) for v in row] for row in rows])
-        return buffer.getvalue().rstrip("\n")
+        return buffer.getvalue().rstrip("\n"), 0
     cells = [[("NULL" if v is None else str(_plain(v))) for v in row] for row in rows]
-    widths = [min(60, max([len(c), *(len(r[i]) for r in cells)])) for i, c in enumerate(columns)]
+    limit = max_width if max_width > 0 else None
+    cut = 0
+
+    def fit(value: str) -> str:
+        nonlocal cut
+        if limit is None or len(value) <= limit:
+            return value
+        cut += 1
+        return value[: max(limit - 1, 0)] + "…"
+
+    head = [fit(c) for c in columns]
+    body = [[fit(v) for v in row] for row in cells]
+    widths = [max([len(h), *(len(r[i]) for r in body)]) for i, h in enumerate(head)]
 
     def line(values: list[str]) -> str:
-        return "  ".join(v[:60].ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
+        return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
 
-    out = [line(columns), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in cells)
+    out = [line(head), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in body)
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out)
+    return "\n".join(out), cut

@@ -13,6 +13,10 @@ from scoring.report.text import ms, number
 
 _W, _H = 520, 180
 _LABEL_ROW = 13
+# Width of one character of an SVG label (11px system-ui / DejaVu Sans, whose digits are 0.64 em), rounded
+# up: what a label's extent is judged by when percentile labels are placed so that none overlaps another.
+_CHAR_W = 7.2
+_LABEL_GAP = 6
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 44, 16, 14, 30
 
 
@@ -23,6 +27,16 @@ def attr(value: object) -> str:
 def exact(value: object) -> str:
     """An exact figure for a data-* attribute: JSON's spelling, `null` for none."""
     return attr(json.dumps(value))
+
+
+def label_extent(x: float, anchor: str, text: str) -> tuple[float, float]:
+    """Left and right edge of a label drawn at `x` with this `text-anchor`, by `_CHAR_W` per character."""
+    width = len(text) * _CHAR_W
+    if anchor == "end":
+        return x - width, x
+    if anchor == "middle":
+        return x - width / 2, x + width / 2
+    return x, x + width
 
 
 def _short_time(iso: str, bucket: str | None) -> str:
@@ -147,26 +161,32 @@ def latency_chart(entry: dict[str, Any]) -> str:
     base = top + plot_h
     parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
     styles = {"p50": ("#1d2433", ""), "p95": ("#c8372d", "5 3"), "p99": ("#7a1f8a", "2 2")}
-    placed: list[float] = []
+    rows: list[list[tuple[float, float]]] = [[] for _ in styles]  # label extents placed in each row
     for key, (colour, dash) in styles.items():
         value = entry[f"{key}_ms"]
         px = x(value)
-        row = sum(1 for other in placed if abs(other - px) < 110)  # stagger labels that would collide
-        placed.append(px)
+        text = f"{key} {ms(value)} ms"
+        anchor = "start" if label_extent(px + 3, "start", text)[1] <= _W else "end"  # inside the chart
+        lx = px - 3 if anchor == "end" else px + 3
+        left, right = label_extent(lx, anchor, text)
+        row = next(  # the highest row where this label meets no other: close percentiles stagger
+            i
+            for i, placed in enumerate(rows)
+            if all(right + _LABEL_GAP <= a or b + _LABEL_GAP <= left for a, b in placed)
+        )
+        rows[row].append((left, right))
         label_y = _PAD_T + row * _LABEL_ROW
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        anchor = "end" if px > _W - _PAD_R - 60 else "start"
-        lx = px - 3 if anchor == "end" else px + 3
         parts.append(
             f'<line class="marker" data-percentile="{key}" data-value="{exact(value)}" x1="{px:.1f}" '
             f'x2="{px:.1f}" y1="{label_y + 2}" y2="{base}" stroke="{colour}" stroke-width="1.5"{dash_attr}/>'
-            f'<text x="{lx:.1f}" y="{label_y + 9}" text-anchor="{anchor}" class="label" '
-            f'style="fill:{colour}">{key} {ms(value)} ms</text>'
+            f'<text x="{lx:.1f}" y="{label_y + 9}" text-anchor="{anchor}" class="label marker-label" '
+            f'data-percentile="{key}" style="fill:{colour}">{text}</text>'
         )
-    scale = "log scale" if log else "linear"
-    parts.append(
+    scale = "log scale" if log else "linear scale"
+    parts.append(  # the scale is said at the axis's end, beside its largest value, never mid-axis
         f'<text x="{_PAD_L}" y="{svg_h - 10}" text-anchor="start">{ms(low)} ms</text>'
-        f'<text x="{_PAD_L + plot_w / 2:.1f}" y="{svg_h - 10}" text-anchor="middle">{scale}</text>'
-        f'<text x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{ms(high)} ms</text></svg>'
+        f'<text class="axis-end" x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{ms(high)} ms · '
+        f"{scale}</text></svg>"
     )
     return "".join(parts)

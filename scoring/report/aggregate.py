@@ -50,6 +50,10 @@ class TaskResult:
     # percentile and window; `latency_passed` is None when the spec sets no percentile or none applied.
     latency: list[dict[str, Any]] = field(default_factory=list)
     latency_passed: bool | None = None
+    # What the task's tools took, whatever the spec bounds: nearest-rank `{n, p50_ms, p95_ms, p99_ms}`
+    # of every clean execution in the task's runs, read from the stored executions by the report
+    # (scoring/report/build.py); None where only verdicts were at hand, `n` 0 when none was timed.
+    execution_latency: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -4,6 +4,8 @@ stored tables:
 - `history`: the pass rate of each spec over time, from the **stored** verdicts (the latest version of
   each run's verdict), bucketed by the run's completion time (`runs.completed_at`; the verdict's
   `scored_at` for a run no longer in `runs`). Re-scoring old runs does not move them in time.
+- `tasks[].execution_latency`: per task, nearest-rank p50/p95/p99 of the clean executions (any tool) in
+  the task's runs, so the page's per-task latency column is never empty when something was timed.
 - `tool_latency`: per tool, the distribution of clean execution durations (`executions.duration_ms`) in
   the runs the report scored: nearest-rank p50/p95/p99 (as the spec's percentile bounds), min, max, mean
   and a histogram.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -240,6 +242,32 @@ def tool_latency(connection: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) 
     return out
 
 
+def task_latency(
+    connection: duckdb.DuckDBPyConnection, tasks: Sequence[TaskResult], verdicts: Sequence[Verdict]
+) -> list[TaskResult]:
+    """Each task result with `execution_latency`: the clean execution durations of its runs (any tool),
+    summarised as the spec's percentile bounds are (nearest rank)."""
+    groups = {(t.task, t.spec): i for i, t in enumerate(tasks)}
+    pairs = sorted({(v.run_id, groups[(v.task, v.spec)]) for v in verdicts if (v.task, v.spec) in groups})
+    rows = connection.execute(
+        "SELECT w.grp, list(e.duration_ms ORDER BY e.duration_ms) "
+        "FROM (SELECT unnest(?::VARCHAR[]) AS wanted, unnest(?::INTEGER[]) AS grp) w "
+        "JOIN executions e ON e.run_id = w.wanted "
+        "WHERE NOT e.error AND NOT e.paused AND NOT e.from_history AND e.duration_ms IS NOT NULL "
+        "AND coalesce(e.tool_name, '') <> '' GROUP BY w.grp",
+        [[run for run, _ in pairs], [grp for _, grp in pairs]],
+    ).fetchall()
+    durations = {int(grp): [float(d) for d in stored] for grp, stored in rows}
+    out = []
+    for i, result in enumerate(tasks):
+        timed = durations.get(i, [])
+        summary: dict[str, Any] = {"n": len(timed)}
+        if timed:
+            summary.update({f"p{p}_ms": nearest_rank(timed, p) for p in (50, 95, 99)})
+        out.append(replace(result, execution_latency=summary))
+    return out
+
+
 def failing_runs(
     connection: duckdb.DuckDBPyConnection, verdicts: Sequence[Verdict], limit: int = MAX_FAILING_RUNS
 ) -> tuple[int, list[dict[str, Any]]]:
@@ -287,8 +315,11 @@ def build_report(
 ) -> Report:
     """The report over `verdicts` (the runs just scored against `specs`) and the stored tables."""
     chosen = sections(include)
+    tasks = aggregate(verdicts, k=k)
+    if "executions" in _tables(connection):
+        tasks = task_latency(connection, tasks, verdicts)
     report = Report(
-        tasks=aggregate(verdicts, k=k),
+        tasks=tasks,
         specs=[{"name": s.name, "fingerprint": s.fingerprint} for s in specs],
         generated_at=_iso(datetime.now(UTC)),
         sections=chosen,

@@ -95,22 +95,41 @@ def _cards(report: Report) -> str:
     )
 
 
+def _execution_latency(result: TaskResult) -> str:
+    """What the task's clean executions took: p50/p95/p99 over its runs, or why there is nothing."""
+    summary = result.execution_latency
+    if not summary or not summary.get("n"):
+        return '<span class="empty">no latency data</span>'
+    figures = " · ".join(f"{p} {ms(summary[f'{p}_ms'])}" for p in ("p50", "p95", "p99"))
+    return f'{figures} ms <small class="meta">({summary["n"]} clean execution(s))</small>'
+
+
 def _latency_checks(result: TaskResult) -> str:
+    """The spec's percentile bounds over the task's runs (when it sets them), then what was observed."""
+    observed = _execution_latency(result)
     if not result.latency:
-        return ""
+        return observed
     parts = []
     for e in result.latency:
         mark = "" if e["satisfied"] else '<span class="badge fail">FAIL</span> '
         parts.append(
             f"{mark}{attr(e['percentile'])} {attr(e['tool'])} {ms(e['observed_ms'])}/{ms(e['bound_ms'])} ms"
         )
-    return "<br>".join(parts)
+    return "<br>".join([*parts, observed])
 
 
 def _rate_cell(name: str, value: float | None) -> str:
     return f'<td class="num" data-field="{name}" data-value="{exact(value)}">{number(value)}</td>'
 
 
+_SCORER_ERRORS = (
+    "runs the scorer could not judge (error verdicts: unscored, never failures); "
+    "tool calls that errored are counted in the tool latency table"
+)
+_LATENCY_PERCENTILES = (
+    "nearest-rank p50 / p95 / p99 of the clean tool executions in this task's runs (ms); "
+    "the spec's own percentile bounds first, when it sets them"
+)
 _ZONE_BADGE = '<span class="badge zone">learning zone</span>'
 
 
@@ -120,7 +139,8 @@ def _tasks(report: Report) -> str:
     head = (
         "<tr><th>task</th><th>spec</th><th class=num>passed</th><th class=num>pass rate</th>"
         "<th class=num>mean value</th><th class=num>k</th><th class=num>pass@k</th>"
-        "<th class=num>pass^k</th><th class=num>errors</th><th>latency percentiles</th><th></th></tr>"
+        f'<th class=num>pass^k</th><th class=num title="{_SCORER_ERRORS}">scorer errors</th>'
+        f'<th title="{_LATENCY_PERCENTILES}">latency percentiles</th><th>zone</th></tr>'
     )
     rows = []
     for r in report.tasks:
@@ -136,8 +156,8 @@ def _tasks(report: Report) -> str:
             f"{_rate_cell('mean_value', r.mean_value)}"
             f'<td class="num" data-field="k">{r.k}</td>'
             f"{_rate_cell('pass_at_k', r.pass_at_k)}{_rate_cell('pass_hat_k', r.pass_hat_k)}"
-            f'<td class="num" data-field="n_errors">{r.n_errors}</td>'
-            f"<td>{_latency_checks(r)}</td>"
+            f'<td class="num" data-field="n_errors" title="{_SCORER_ERRORS}">{r.n_errors}</td>'
+            f'<td data-field="execution_latency">{_latency_checks(r)}</td>'
             f"<td>{_ZONE_BADGE if zone else ''}</td></tr>"
         )
     return f'<table id="tasks-table">{head}{"".join(rows)}</table>'
@@ -167,7 +187,8 @@ def _history(report: Report) -> str:
             "</figcaption>"
             f"{history_chart(spec, points, report.history_bucket)}"
             "<details><summary>figures</summary><table><tr><th>bucket start (UTC)</th>"
-            "<th class=num>passed</th><th class=num>errors</th><th class=num>pass rate</th></tr>"
+            f'<th class=num>passed</th><th class=num title="{_SCORER_ERRORS}">scorer errors</th>'
+            "<th class=num>pass rate</th></tr>"
             f"{rows}</table></details></figure>"
         )
     return (

@@ -14,6 +14,7 @@ import orjson
 
 from scoring.report.aggregate import TaskResult
 from scoring.report.build import Report
+from scoring.verdict.record import CheckResult
 
 
 class VerdictView(Protocol):
@@ -100,6 +101,24 @@ def write_verdicts_json(verdicts: Iterable[VerdictView], out: TextIO) -> None:
     out.write("[]\n" if first else "\n]\n")
 
 
+TASKS_LEGEND = (
+    "PASSED: passing/scored runs; MEAN: mean verdict value (share of checks met); K: rollouts counted; "
+    "PASS@K: chance at least one of K rollouts passes; PASS^K: chance all K pass"
+)
+
+
+def gate_note(label: str, gates: Iterable[CheckResult]) -> str:
+    """Why a failed run can show value 1.00 (issue #20): the gates that failed it, which `value` does not
+    count (docs/scoring.md), e.g. `failed by the strict gate`; empty when no gate failed it."""
+    if label != "fail":
+        return ""
+    names = {"strict": "strict", "forbidden_tools": "forbidden-tools"}
+    failed = [names.get(g.kind, g.kind) for g in gates if not g.satisfied]
+    if not failed:
+        return ""
+    return f"failed by the {' and '.join(failed)} gate{'s' if len(failed) > 1 else ''}"
+
+
 def tasks_text(results: Sequence[TaskResult]) -> str:
     if not results:
         return "no complete run matched any spec"
@@ -117,13 +136,14 @@ def tasks_text(results: Sequence[TaskResult]) -> str:
         ]
         for r in results
     ]
-    header = ["TASK", "SPEC", "PASSED", "PASS RATE", "MEAN", "K", "PASS@K", "PASS^K", ""]
+    header = ["TASK", "SPEC", "PASSED", "PASS RATE", "MEAN", "K", "PASS@K", "PASS^K", "ZONE"]
     out = table(header, rows, {0: 32, 1: 28})
     zone = sum(1 for r in results if r.in_learning_zone)
     out.append("")
     out.append(
         f"{len(results)} task/spec pair(s); {zone} in the learning zone (some rollouts pass, some fail)"
     )
+    out.append(TASKS_LEGEND)
     out.extend(_latency_text(results))
     return "\n".join(out)
 
@@ -147,7 +167,7 @@ def _latency_text(results: Sequence[TaskResult]) -> list[str]:
     ]
     if not rows:
         return []
-    header = ["TASK", "SPEC", "TOOL", "PCT", "OBSERVED MS", "BOUND MS", "N", "WINDOW", ""]
+    header = ["TASK", "SPEC", "TOOL", "PCT", "OBSERVED MS", "BOUND MS", "N", "WINDOW", "RESULT"]
     failed = sum(1 for row in rows if row[-1] == "FAIL")
     return [
         "",

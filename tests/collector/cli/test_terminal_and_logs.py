@@ -244,3 +244,96 @@ def test_log_format_and_level_come_from_the_environment_too(tmp_path: Path, valu
     ).start()
     assert server.stop() == 0
     assert server.log().strip() == ""  # warning and above only: a clean start and stop says nothing
+
+
+# --- a shell with job control ------------------------------------------------------------------------
+
+
+def _take_terminal() -> None:
+    """In the child: a session of its own whose controlling terminal is the pty on stdin, as a login
+    shell has (so the shell's job control, and tcgetpgrp, are real)."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class JobShell:
+    """`bash` with job control (`set -m`) on a pseudo-terminal that is its controlling terminal."""
+
+    def __init__(self, script: str) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.process = subprocess.Popen(
+            ["bash", "--norc", "--noprofile", "-c", "set -m\n" + script],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env={**os.environ, "TERM": "xterm-256color"},
+            close_fds=True,
+            preexec_fn=_take_terminal,  # noqa: PLW1509 (single-threaded here: setsid + TIOCSCTTY only)
+        )
+        os.close(slave)
+        self.terminal = Terminal.__new__(Terminal)
+        self.terminal.master, self.terminal.process, self.terminal.output = self.master, self.process, b""
+
+    def read(self, until: str | None = None, timeout_s: float = 30.0) -> str:
+        return self.terminal.read(until, timeout_s)
+
+    def stop(self) -> None:
+        """The shell exits once its job has; a test that failed first leaves none behind."""
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    def close(self) -> int:
+        return self.terminal.close()
+
+
+def _serve_command(tmp_path: Path, http: int) -> str:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    return (
+        f"{sys.executable} -m collector.cli serve --db {tmp_path / 't.duckdb'} "
+        f"--grpc 127.0.0.1:{free_port()} --http 127.0.0.1:{http} --grace-seconds 0.2 --specs {spec}"
+    )
+
+
+@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="needs bash for job control")
+def test_serve_in_the_background_never_draws_over_the_prompt(tmp_path: Path) -> None:
+    """Issue #20: `tracescore serve … &` in the README's tour redrew its status line over the prompt.
+    As a background job it keeps its log lines and draws no status line; in the foreground it draws."""
+    http = free_port()
+    shell = JobShell(f"{_serve_command(tmp_path, http)} &\necho background pid $!\nwait $!\necho exited $?")
+    try:
+        screen = shell.read(until="tracescore serving")
+        pid = int(re.search(r"background pid (\d+)", screen)[1])  # type: ignore[index]
+        assert os.getpgid(pid) != os.tcgetpgrp(shell.master)  # really a background job
+        assert post_json(f"http://127.0.0.1:{http}/v1/traces", _agent_run())[0] == 200
+        time.sleep(3)  # three ticks of the status line's refresh, and the verdict is scored
+        os.kill(pid, signal.SIGTERM)
+        screen = shell.read(until="exited ")
+    finally:
+        shell.stop()
+        code = shell.close()
+    screen = shell.terminal.output.decode(errors="replace")
+    assert code == 0 and "exited 0" in screen, screen
+    assert "tracescore serving" in screen  # its log lines still show
+    assert "● serving" not in screen and "\r\x1b[2K" not in screen, screen
+    assert re.search(r"t1 +lookup +1/1 +1\.00", screen), screen  # and its summary at the end
+
+
+@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="needs bash for job control")
+def test_serve_in_the_foreground_of_a_job_control_shell_draws_its_status_line(tmp_path: Path) -> None:
+    http = free_port()
+    shell = JobShell(f"{_serve_command(tmp_path, http)}\necho exited $?")
+    try:
+        shell.read(until="tracescore serving")
+        assert post_json(f"http://127.0.0.1:{http}/v1/traces", _agent_run())[0] == 200
+        screen = shell.read(until="verdicts 1 pass · 0 fail")
+        assert "● serving  spans 2" in screen, screen
+        os.killpg(os.tcgetpgrp(shell.master), signal.SIGTERM)  # the foreground job, as Ctrl-C would
+        screen = shell.read(until="exited ")
+    finally:
+        shell.stop()
+        code = shell.close()
+    assert code == 0 and "exited 0" in screen, screen

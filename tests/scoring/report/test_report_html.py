@@ -304,6 +304,15 @@ def _figures_match_the_json(root: Node, report: dict[str, Any]) -> None:
         assert ("learning zone" in row.text) is task["in_learning_zone"]
         for check in task["latency"]:
             assert f"{check['percentile']} {check['tool']} {ms(check['observed_ms'])}/" in row.text
+        # Issue #20: this column was always empty. What the task's clean executions took, or why not.
+        observed = task["execution_latency"]
+        latency_cell = cells["execution_latency"].text
+        if observed["n"]:
+            for p in ("p50", "p95", "p99"):
+                assert f"{p} {ms(observed[f'{p}_ms'])}" in latency_cell, (task["task"], latency_cell)
+            assert f"({observed['n']} clean execution(s))" in latency_cell
+        else:
+            assert latency_cell.strip() == "no latency data", latency_cell
     for point in report["history"]:
         figure = root.one("figure", class_="history", data_spec=point["spec"])
         circle = figure.one("circle", data_start=point["start"])
@@ -352,6 +361,12 @@ def test_the_json_report_has_the_expected_figures(data: Data) -> None:
     assert tasks["refund"]["latency_passed"] is False  # p95 of 40, 90 ms is 90 > 50
     # Without --include the JSON is the plain array of task results (`tracescore diff` reads it).
     assert data.plain_json == report["tasks"]
+
+    # Per task, every clean execution of its runs (any tool): weather 12, 18, 25, 400 ms of get_weather
+    # and 5 ms of lookup_station (the errored 30 ms call is left out); search has none clean.
+    assert tasks["weather"]["execution_latency"] == {"n": 5, "p50_ms": 18, "p95_ms": 400, "p99_ms": 400}
+    assert tasks["refund"]["execution_latency"] == {"n": 2, "p50_ms": 40, "p95_ms": 90, "p99_ms": 90}
+    assert tasks["search"]["execution_latency"] == {"n": 0}
 
     latency = {t["tool"]: t for t in report["tool_latency"]}
     weather = latency["get_weather"]  # clean: 12, 18, 25, 400 ms; the errored 30 ms call is left out
@@ -419,6 +434,17 @@ def test_the_page_shows_the_json_figures(data: Data) -> None:
         k: v for k, v in data.json_report.items() if k != "generated_at"
     }
     assert root.one("div", id="card-overall-pass-rate").text.startswith(number(5 / 9))
+
+
+def test_the_task_table_says_which_errors_it_counts(data: Data) -> None:
+    """Issue #20: ERRORS counted error verdicts but read as tool errors."""
+    table = dom(data.html).one("table", id="tasks-table")
+    headers = {h.text: h.attrs.get("title", "") for h in table.find_all("th")}
+    assert "errors" not in headers
+    scorer_errors = headers["scorer errors"]
+    assert "error verdicts" in scorer_errors and "tool calls that errored" in scorer_errors
+    assert "clean tool executions" in headers["latency percentiles"]
+    assert all(headers), headers  # every column has a name
 
 
 def test_the_page_is_self_contained(data: Data) -> None:
