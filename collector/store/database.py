@@ -87,8 +87,10 @@ def open_writer(
         connection = duckdb.connect(str(path), config=config)
     except duckdb.Error as exc:
         raise explain_open_error(path, exc) from exc
-    # Automatic checkpoints stall inserts for up to half a second; the writer checkpoints on a timer instead.
-    connection.execute("SET checkpoint_threshold = '256MB'")
+    # An automatic checkpoint runs inside the commit that crosses the threshold, on the writer thread, and
+    # may hold every other commit off (duckdb/duckdb#20918): the checkpointer thread checkpoints instead,
+    # by time and by WAL size (collector/store/_checkpointer.py); this only bounds a runaway log.
+    connection.execute("SET checkpoint_threshold = '4GB'")
     for statement in create_schema_sql():
         execute_ddl(connection, statement)
     # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
@@ -97,8 +99,8 @@ def open_writer(
     connection.execute("SET autoinstall_known_extensions = false")
     connection.execute("SET autoload_known_extensions = false")
     connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
-    current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
-    stored = current[0] if current else None
+    # fetchall: a result read only in part would keep a transaction open on the writer's connection.
+    ((stored,),) = connection.execute("SELECT max(version) FROM schema_version").fetchall()
     if stored is None:
         connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
     elif stored < SCHEMA_VERSION:

@@ -20,11 +20,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from collector.recognise.span import Recognised, recognise
+from collector.store._checkpointer import Checkpointer
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
@@ -70,6 +72,9 @@ class WriterSettings:
     tick_s: float = 0.02
     completion_interval_s: float = 0.05
     checkpoint_interval_s: float = 60.0
+    # A write-ahead log this large is checkpointed before the interval is up (DuckDB's own automatic
+    # checkpoint is set far off: it would run inside a commit of the writer).
+    checkpoint_wal_bytes: int = 128 * 1024 * 1024
     # While storage fails every request is refused, so no batch can show it recovered: a probe does.
     probe_interval_s: float = 1.0
 
@@ -83,7 +88,8 @@ class WriterStats:
     runs_completed: int = 0
     write_failures: int = 0
     last_error: str | None = None
-    # Writes and run completions wait while a checkpoint runs: the stall an operator sees as lag.
+    # Checkpoints run on a thread of their own (collector/store/_checkpointer.py) and are CONCURRENT:
+    # commits go on, except appends to the table the checkpoint is writing at that moment.
     checkpoints: int = 0
     checkpoints_deferred: int = 0  # refused while the scorer's cursor was replacing rows; retried soon
     checkpoint_seconds: float = 0.0
@@ -117,8 +123,15 @@ _STATE_REPLAY_FLOOR = "replay_floor_seq"
 _EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
 _SLOW_CHECKPOINT_S = 0.5
-_CHECKPOINT_RETRY_S = 0.2
 _DEFERRALS_PER_WARNING = 100
+
+
+def _wal_of(connection: duckdb.DuckDBPyConnection) -> Path | None:
+    """The write-ahead log of the connection's database file (None for an in-memory database)."""
+    rows = connection.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchall()
+    return Path(rows[0][0] + ".wal") if rows and rows[0][0] else None
 
 
 def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
@@ -155,9 +168,18 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="tracescore-writer", daemon=True)
         self.stats = WriterStats()
         self.healthy = True
-        row = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchone()
-        self._next_seq = (row[0] if row else 0) + 1
+        # fetchall, never fetchone, on this connection: a result read only in part keeps its transaction
+        # open, and DuckDB then refuses every checkpoint once another cursor has replaced rows.
+        ((last_seq,),) = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchall()
+        self._next_seq = last_seq + 1
         self._replayed = self._replay()
+        self._checkpointer = Checkpointer(
+            connection,
+            _wal_of(connection),
+            settings.checkpoint_interval_s,
+            settings.checkpoint_wal_bytes,
+            self._checkpointed,
+        )
 
     # ---- called from other threads -------------------------------------------------------------
 
@@ -175,6 +197,7 @@ class Writer:
 
     def start(self) -> None:
         self._thread.start()
+        self._checkpointer.start()
 
     def submit(self, job: WriteJob) -> None:
         with self._accepting:
@@ -195,7 +218,7 @@ class Writer:
     # ---- the writer thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
-        last_completion = last_eviction = last_checkpoint = last_probe = time.monotonic()
+        last_completion = last_eviction = last_probe = time.monotonic()
         stop_seen = False
         while True:
             jobs, stop_seen = self._take(stop_seen)
@@ -215,17 +238,14 @@ class Writer:
             if now - last_eviction >= _EVICT_INTERVAL_S:
                 self._tracker.evict(now)
                 last_eviction = now
-            if now - last_checkpoint >= self._settings.checkpoint_interval_s:
-                if self._checkpoint():
-                    last_checkpoint = now
-                else:  # deferred while another cursor was writing: try again shortly
-                    last_checkpoint = now - self._settings.checkpoint_interval_s + _CHECKPOINT_RETRY_S
             if not self.healthy and now - last_probe >= self._settings.probe_interval_s:
                 self._probe()
                 last_probe = now
             if stop_seen and self._queue.empty():
                 break
         self._complete(time.monotonic(), force=True)
+        # The last checkpoint is a plain (FULL) one: it also vacuums what the concurrent ones skipped.
+        self._checkpointer.stop()
         self._checkpoint()
         # The connection stays open: online scoring and the APIs still read through it while the
         # server finishes stopping; whoever opened it closes it.
@@ -353,8 +373,8 @@ class Writer:
             columns = ", ".join(rows.column_names)
             values = ", ".join((expressions or {}).get(c, c) for c in rows.column_names)
             inserted = self._con.execute(f"{verb} {table_name} ({columns}) SELECT {values} FROM {view}")
-            row = inserted.fetchone()
-            return int(row[0]) if row else 0
+            rows = inserted.fetchall()
+            return int(rows[0][0]) if rows else 0
         finally:
             self._con.unregister(view)
 
@@ -493,10 +513,10 @@ class Writer:
         after an older trace that held the floor down) are left alone: completing them again would
         bump their version and score the unchanged run a second time. A late span for one of them is
         still recognised as new or re-sent through run_traces, like any trace not in memory."""
-        row = self._con.execute(
+        rows = self._con.execute(
             "SELECT value FROM tracescore_state WHERE key = ?", [_STATE_REPLAY_FLOOR]
-        ).fetchone()
-        floor = row[0] if row else 0
+        ).fetchall()
+        floor = rows[0][0] if rows else 0
         rows = self._con.execute(
             "WITH since AS (SELECT trace_id, max(ingest_seq) AS last_seq FROM spans "
             "WHERE ingest_seq >= ? GROUP BY trace_id), "
@@ -514,26 +534,30 @@ class Writer:
             log.info("re-read %d trace(s) whose runs were not complete at the last stop", len(trace_ids))
         return len(trace_ids)
 
-    def _checkpoint(self) -> bool:
-        """Checkpoint now; False when DuckDB refused because another cursor was replacing rows."""
-        started = time.monotonic()
-        try:
-            self._con.execute("CHECKPOINT")
-        except duckdb.TransactionException as exc:
-            # Online scoring stores verdicts with INSERT OR REPLACE through a cursor of its own, and
-            # DuckDB refuses a plain CHECKPOINT while another transaction that replaced rows is open:
-            # under load that was nearly every attempt, so timed checkpoints never ran.
+    def _checkpointed(self, took: float | None) -> None:
+        """What the checkpointer reports: a checkpoint's seconds, or None when DuckDB refused one because
+        another transaction that replaced or updated rows was open (retried within 0.2 s)."""
+        if took is None:
             self.stats.checkpoints_deferred += 1
             if self.stats.checkpoints_deferred % _DEFERRALS_PER_WARNING == 0:
-                log.warning("checkpoints deferred %d times so far: %s", self.stats.checkpoints_deferred, exc)
-            return False
-        except duckdb.Error as exc:
-            log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
-            return True
-        took = time.monotonic() - started
+                log.warning(
+                    "checkpoints deferred %d times so far: another connection keeps an upsert or UPDATE open",
+                    self.stats.checkpoints_deferred,
+                )
+            return
         self.stats.checkpoints += 1
         self.stats.checkpoint_seconds += took
         self.stats.last_checkpoint_seconds = took
+
+    def _checkpoint(self) -> None:
+        """The plain checkpoint at shutdown, on the writer's connection once nothing else writes."""
+        started = time.monotonic()
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
+            return
+        took = time.monotonic() - started
+        self._checkpointed(took)
         if took >= _SLOW_CHECKPOINT_S:
-            log.info("checkpoint took %.2f s; writes and run completions waited for it", took)
-        return True
+            log.info("checkpoint at shutdown took %.2f s", took)

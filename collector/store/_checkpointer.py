@@ -1,0 +1,120 @@
+"""Checkpoints on a thread and cursors of their own, made CONCURRENT so that commits go on meanwhile.
+
+Why (issue 17, /work notes on DuckDB's checkpoint locks, DuckDB >= 1.5): a plain CHECKPOINT is FULL
+when no open transaction began before the latest commit, and a FULL checkpoint takes the vacuum lock
+for its whole length, which every INSERT and DELETE of the writer then waits on (0.4-1.5 s under load).
+It is CONCURRENT, taking no vacuum lock, when such a transaction is open: so each checkpoint opens a
+read transaction, commits a heartbeat row on another cursor (the latest commit is now newer than the
+reader), checkpoints, then ends the read. A CONCURRENT checkpoint does not vacuum deleted rows; the
+writer's plain checkpoint at shutdown does.
+
+What still waits: a commit appending to a table while the checkpoint writes that very table (DuckDB's
+table-level checkpoint lock, removed only in 2.1, duckdb/duckdb#25988).
+
+The checkpoint runs every `interval_s`, and sooner when the write-ahead log grows past `wal_bytes`:
+automatic checkpoints are set far off (`checkpoint_threshold`, collector/store/database.py), because
+one runs inside the commit that crosses the threshold, on the writer thread (duckdb/duckdb#20918).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+log = logging.getLogger("tracescore.writer")
+
+_HEARTBEAT_KEY = "checkpoint_heartbeat"
+# Another transaction that replaced or updated rows is open (a client's upsert): try again this soon.
+RETRY_S = 0.2
+_SLOW_S = 0.5
+_TICK_S = 0.25
+
+
+class Checkpointer:
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        wal: Path | None,
+        interval_s: float,
+        wal_bytes: int,
+        record: Callable[[float | None], None],
+    ) -> None:
+        """`record(seconds)` is told of each checkpoint (None: deferred); `wal` is the file whose size
+        brings a checkpoint forward (None for an in-memory database)."""
+        self._checkpoint_cursor = connection.cursor()
+        self._reader = connection.cursor()
+        self._heartbeat = connection.cursor()
+        self._wal = wal
+        self._interval_s = interval_s
+        self._wal_bytes = wal_bytes
+        self._record = record
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tracescore-checkpointer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Let a running checkpoint finish; no new one starts."""
+        self._stop.set()
+        self._thread.join(timeout_s)
+        for cursor in (self._checkpoint_cursor, self._reader, self._heartbeat):
+            cursor.close()
+
+    def _wal_size(self) -> int:
+        if self._wal is None:
+            return 0
+        try:
+            return self._wal.stat().st_size
+        except OSError:
+            return 0
+
+    def _run(self) -> None:
+        next_at = time.monotonic() + self._interval_s
+        while not self._stop.wait(_TICK_S):
+            now = time.monotonic()
+            if now < next_at and self._wal_size() < self._wal_bytes:
+                continue
+            next_at = now + (self._interval_s if self.checkpoint() else RETRY_S)
+
+    def checkpoint(self) -> bool:
+        """One CONCURRENT checkpoint now; False when DuckDB refused it (tried again in RETRY_S)."""
+        started = time.monotonic()
+        try:
+            self._reader.begin()
+            try:
+                self._reader.execute("SELECT 1 FROM tracescore_state LIMIT 1").fetchall()
+                self._heartbeat.begin()
+                self._heartbeat.execute("DELETE FROM tracescore_state WHERE key = ?", [_HEARTBEAT_KEY])
+                self._heartbeat.execute(
+                    "INSERT INTO tracescore_state VALUES (?, ?)", [_HEARTBEAT_KEY, int(time.time())]
+                )
+                self._heartbeat.commit()
+                self._checkpoint_cursor.execute("CHECKPOINT")
+            finally:
+                self._reader.rollback()
+        except duckdb.TransactionException as exc:
+            self._record(None)
+            log.debug("checkpoint deferred: %s", exc)
+            _rollback_quietly(self._heartbeat)
+            return False
+        except duckdb.Error as exc:
+            log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
+            _rollback_quietly(self._heartbeat)
+            return True
+        took = time.monotonic() - started
+        self._record(took)
+        if took >= _SLOW_S:
+            log.info("checkpoint took %.2f s (concurrent: commits went on meanwhile)", took)
+        return True
+
+
+def _rollback_quietly(cursor: duckdb.DuckDBPyConnection) -> None:
+    with contextlib.suppress(duckdb.Error):  # no transaction was open
+        cursor.rollback()
