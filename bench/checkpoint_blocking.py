@@ -2,8 +2,10 @@
 
 A writer thread commits small batches (500 rows, as a group commit does) every 10 ms while another
 cursor checkpoints ~100 MB of WAL; the script prints how long the commits made during the checkpoint
-waited. Once with both in one database file (what tracescore does today), once with the commits going to
-a second file ATTACHed to the same instance. The figures are in bench/README.md ("Targets not met").
+waited: with a plain CHECKPOINT (what tracescore did before issue 17) into the same table, into a second
+file ATTACHed to the same instance, and with tracescore's own concurrent checkpoint
+(collector/store/_checkpointer.py) into the same table and into another table of the same file. The
+figures are in bench/README.md.
 
     python -m bench.checkpoint_blocking
 """
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
+from collector.store._checkpointer import Checkpointer
 
 BATCH_ROWS = 500
 WAL_BATCHES = 60  # of 5,000 rows: ~100 MB of WAL to checkpoint
@@ -45,14 +49,22 @@ def _append(cursor: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> No
         cursor.unregister("_rows")
 
 
-def measure(other_file: bool) -> tuple[float, int, float]:
+# Where the commits go, and how the checkpoint is taken.
+SCENARIOS = {
+    "same file, same table, plain CHECKPOINT": ("a.main.spans", False),
+    "another ATTACHed file, plain CHECKPOINT": ("b.main.spans", False),
+    "same file, same table, tracescore's concurrent checkpoint": ("a.main.spans", True),
+    "same file, another table, tracescore's concurrent checkpoint": ("a.main.executions", True),
+}
+
+
+def measure(target: str, concurrent: bool) -> tuple[float, int, float]:
     """(checkpoint seconds, commits made during it, the longest of those commits in ms)."""
     directory = Path(tempfile.mkdtemp(prefix="tracescore-ckpt-"))
     con = duckdb.connect(str(directory / "a.duckdb"), config={"checkpoint_threshold": "100GB"})
-    target = "a.main.spans"
-    if other_file:
+    con.execute("CREATE TABLE tracescore_state (key VARCHAR PRIMARY KEY, value BIGINT)")
+    if target.startswith("b."):
         con.execute(f"ATTACH '{directory / 'b.duckdb'}' AS b")
-        target = "b.main.spans"
     for table in {"a.main.spans", target}:
         con.execute(
             f"CREATE TABLE {table} (trace_id VARCHAR, attributes JSON USING COMPRESSION zstd, "
@@ -81,9 +93,12 @@ def measure(other_file: bool) -> tuple[float, int, float]:
     writer = threading.Thread(target=write)
     writer.start()
     time.sleep(1.0)
-    checkpointer = con.cursor()
     begun = time.monotonic()
-    checkpointer.execute("CHECKPOINT a")
+    if concurrent:  # collector/store/_checkpointer.py, as the server runs it
+        checkpointer = Checkpointer(con, None, 3600.0, 1 << 62, lambda _: None)
+        checkpointer.checkpoint()
+    else:
+        con.cursor().execute("CHECKPOINT a")
     ended = time.monotonic()
     time.sleep(0.5)
     stop.set()
@@ -95,10 +110,10 @@ def measure(other_file: bool) -> tuple[float, int, float]:
 
 
 def main() -> None:
-    for other_file, label in ((False, "same file"), (True, "another ATTACHed file")):
-        seconds, count, longest = measure(other_file)
+    for label, (target, concurrent) in SCENARIOS.items():
+        seconds, count, longest = measure(target, concurrent)
         print(
-            f"commits to {label}: checkpoint {seconds:.2f} s; {count} commit(s) began during it, "
+            f"{label}: checkpoint {seconds:.2f} s; {count} commit(s) began during it, "
             f"the longest took {longest:.0f} ms"
         )
 
