@@ -23,6 +23,8 @@ from scoring.spec._json import not_json
 from scoring.spec.regex import pattern_problem
 
 Number = StrictFloat | StrictInt
+# `true`: tracescore's folding; `bfcl`: BFCL's own checker (docs/checks.md, "BFCL mode").
+Normalize = StrictBool | Literal["bfcl"]
 
 
 def check_tool_names(names: Any) -> None:
@@ -37,7 +39,7 @@ class Rule(BaseModel):
 
     any_of: list[Any] | None = None
     optional: StrictBool | None = None
-    normalize: StrictBool | None = None
+    normalize: Normalize | None = None
     regex: str | None = None
     range: tuple[Number | None, Number | None] | None = None
     tolerance: Number | None = None
@@ -90,6 +92,8 @@ class Rule(BaseModel):
         for knob in ("normalize", "tolerance"):
             if getattr(self, knob) is not None and self.any_of is None:
                 raise ValueError(f"{knob} changes how any_of values compare: give any_of too")
+        if self.normalize == "bfcl" and self.tolerance is not None:
+            raise ValueError(BFCL_TOLERANCE)
         if self.range is not None:
             low, high = self.range
             if low is None and high is None:
@@ -97,6 +101,9 @@ class Rule(BaseModel):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"range [{low}, {high}] is empty: lo must not exceed hi")
         return self
+
+
+BFCL_TOLERANCE = "tolerance has no place in normalize: bfcl (BFCL compares numbers exactly): drop one of them"
 
 
 def _yaml(value: Any) -> str:
@@ -137,6 +144,9 @@ class TrajectoryItem(BaseModel):
 
     tool: str = Field(min_length=1)
     values: dict[str, Rule] = Field(default_factory=dict)
+    # None is subset (extra keys fine); exact refuses keys beyond `values`, as BFCL refuses parameters
+    # its answer does not name.
+    mode: Literal["subset", "exact"] | None = None
 
     @field_validator("values")
     @classmethod
