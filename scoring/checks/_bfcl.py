@@ -5,9 +5,9 @@ The facts come from BFCL's source, `bfcl_eval/eval_checker/ast_eval/ast_checker.
 `dict_checker`, `list_dict_checker`, `simple_function_checker`). This is a reimplementation checked
 against that file by bench/bfcl_agreement.py, not a copy of it.
 
-BFCL takes a parameter's type from the function's declaration; a spec has none, so the declared type
-is the type of the first acceptable value that is not `""` (BFCL's own "possible answer type"). Write
-`2.0`, not `2`, for a float parameter.
+BFCL takes a parameter's type from the function's declaration. A rule may declare it (`type: float`,
+`type: array[integer]`); without it, the declared type is the type of the first acceptable value that
+is not `""` (BFCL's own "possible answer type"): write `2.0`, not `2`, for a float parameter.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from scoring.spec.check_models import BFCL_ARRAY, BFCL_TYPES
 
 # BFCL deletes spaces and these seven characters, nothing else: not tabs, not other punctuation.
 _DELETED = re.compile(r"[ ,./\-_*^]")
@@ -90,23 +92,48 @@ def _list_equal(value: list[Any], candidate: Any) -> bool:
     return isinstance(items, list) and [_standardized(v) for v in value] == [_standardized(c) for c in items]
 
 
-def failure(value: Any, acceptable: Sequence[Any]) -> str | None:
-    """Why BFCL would reject this value of a parameter that was passed, or None."""
-    expected = declared_type(acceptable)
+def _declared(declared: str | None, acceptable: Sequence[Any]) -> tuple[type | None, type | None]:
+    """(type, item type) of a parameter: its `type`, else guessed from the acceptable values."""
+    if declared is None:
+        guess = declared_type(acceptable)
+        return guess, _item_type(acceptable) if guess is list else None
+    array = BFCL_ARRAY.fullmatch(declared)
+    if array:
+        return list, BFCL_TYPES[array.group(2)]
+    expected = BFCL_TYPES[declared]
+    return expected, _item_type(acceptable) if expected is list else None
+
+
+def _typed(value: Any, expected: type | None, answer: type | None) -> tuple[bool, bool]:
+    """(type accepted, read as a variable): BFCL lets a value of the answer's type through where that
+    type is not the declared one (a variable name written for a number), and then compares it with `in`
+    only."""
+    variable = answer is not None and answer is not expected
+    if type(value) is expected:
+        return True, variable
+    return answer is not None and type(value) is answer, True
+
+
+def failure(value: Any, acceptable: Sequence[Any], declared: str | None = None) -> str | None:
+    """Why BFCL would reject this value of a parameter that was passed, or None. `declared` is the
+    parameter's BFCL type (`integer`, `array[float]`, …); without it, the acceptable values say."""
+    expected, item_type = _declared(declared, acceptable)
+    if expected is None:  # only `""` and no declaration: no type a value could have, only leaving it out
+        return "only leaving it out is accepted"
     if expected is float and type(value) is int:
         value = float(value)  # BFCL's only coercion, and only here: never inside lists or objects
-    if expected is None:  # only `""`: the parameter may be omitted, and a passed value is compared as is
-        return None if _contains([_standardized(v) for v in acceptable], _standardized(value)) else "value"
-    if type(value) is not expected:
+    accepted, variable = _typed(value, expected, declared_type(acceptable))
+    if not accepted:
         return f"type {type(value).__name__} is not {expected.__name__}"
-    if isinstance(value, str):  # the type check above made `value` of the declared type
+    if type(value) is list and expected is list and not _items_typed(value, acceptable, item_type):
+        return f"items are not all {item_type.__name__ if item_type else 'of the declared type'}"
+    if variable:
+        ok = _contains(acceptable, value)
+    elif isinstance(value, str):
         ok = standardize(value) in [standardize(v) for v in acceptable if type(v) is str]
     elif isinstance(value, dict):
         ok = any(_dict_equal(value, c) for c in acceptable if not _blank(c))
     elif isinstance(value, list):
-        item_type = _item_type(acceptable)
-        if not _items_typed(value, acceptable, item_type):
-            return f"items are not all {item_type.__name__ if item_type else 'of the declared type'}"
         check = _list_of_dicts_equal if item_type is dict else _list_equal
         ok = any(check(value, c) for c in acceptable)
     else:

@@ -87,7 +87,7 @@ def rule_failure(
             return None
         return f"{key} is missing"
     if bfcl:
-        why = _bfcl.failure(value, rule.any_of or [])
+        why = _bfcl.failure(value, rule.any_of or [], rule.type)
         if why is not None:
             shown = f"{why}: " if why != "value" else ""
             return f"{key}: {shown}{compact(value)} is not any of {compact(rule.any_of)} (bfcl)"

@@ -23,6 +23,7 @@ from scoring.spec._json import not_json
 from scoring.spec._messages import location, unknown_key
 from scoring.spec.check_models import (
     BFCL_TOLERANCE,
+    BFCL_TYPE,
     ArgumentRules,
     CallCount,
     Latency,
@@ -255,6 +256,8 @@ class Spec(BaseModel):
         return found + [r for item in items for r in item.values.values()]
 
     def _normalize_applies(self) -> None:
+        if self.normalize != "bfcl" and any(r.type is not None and r.normalize is None for r in self.rules()):
+            raise ValueError(BFCL_TYPE)
         if self.normalize is None:
             return
         inherit = [r for r in self.rules() if r.any_of is not None and r.normalize is None]
