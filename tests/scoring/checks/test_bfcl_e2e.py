@@ -82,9 +82,9 @@ def test_bfcl_mode_gives_bfcls_answer_online_and_in_batch(tmp_path: Path) -> Non
         assert server.stop() == 0, server.log()
 
     online = _verdicts([json.loads(row[0]) for row in server.query("SELECT verdict FROM verdicts")])
+    command = ["score", "--db", str(server.db), "--spec", str(spec_file), "--format", "json"]
     score = subprocess.run(
-        [sys.executable, "-m", "collector.cli", "score", "--db", str(server.db), "--spec", str(spec_file)]
-        + ["--format", "json"],
+        [sys.executable, "-m", "collector.cli", *command],
         capture_output=True,
         text=True,
         check=False,
