@@ -3,8 +3,9 @@
 The type policy is explicit rather than Python's `==` (where `True == 1`): an integer is accepted where
 a number is expected and numbers compare by value (`1 == 1.0`); a boolean is never a number; a string
 is never a number. String normalisation is opt-in and names its character classes (BFCL's silently
-strips `_`, so `a_b` equals `ab`; here punctuation separates words instead). Regexes run on RE2, in
-time linear in the value (scoring/spec/regex.py): a hostile argument cannot stall the scorer.
+strips `_`, so `a_b` equals `ab`; here punctuation separates words instead). `normalize: bfcl` swaps
+all of this for BFCL's own rules (scoring/checks/_bfcl.py). Regexes run on RE2, in time linear in the
+value (scoring/spec/regex.py): a hostile argument cannot stall the scorer.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from scoring.checks import _bfcl
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
-from scoring.spec.check_models import Rule
+from scoring.spec.check_models import Normalize, Rule
 from scoring.spec.regex import PatternError, fullmatch
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
@@ -71,16 +73,28 @@ def compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
 
 
-def rule_failure(key: str, rule: Rule, present: bool, value: Any) -> str | None:
-    """Why one argument breaks its rule, or None when it meets it."""
+def rule_failure(
+    key: str, rule: Rule, present: bool, value: Any, normalize: Normalize | None = None
+) -> str | None:
+    """Why one argument breaks its rule, or None when it meets it. `normalize` is the spec's own
+    setting, used by a rule that sets none."""
     if rule.ignore:
         return None
+    mode = rule.normalize if rule.normalize is not None else normalize
+    bfcl = mode == "bfcl" and rule.any_of is not None
     if not present:
-        return None if rule.optional else f"{key} is missing"
-    if rule.any_of is not None:
-        normalize, tolerance = bool(rule.normalize), rule.tolerance
-        if not any(values_equal(v, value, normalize=normalize, tolerance=tolerance) for v in rule.any_of):
-            how = [h for h, on in (("normalized", normalize), (f"tolerance {tolerance}", tolerance)) if on]
+        if rule.optional or (bfcl and rule.optional is None and _bfcl.omittable(rule.any_of or [])):
+            return None
+        return f"{key} is missing"
+    if bfcl:
+        why = _bfcl.failure(value, rule.any_of or [], rule.type)
+        if why is not None:
+            shown = f"{why}: " if why != "value" else ""
+            return f"{key}: {shown}{compact(value)} is not any of {compact(rule.any_of)} (bfcl)"
+    elif rule.any_of is not None:
+        folded, tolerance = mode is True, rule.tolerance
+        if not any(values_equal(v, value, normalize=folded, tolerance=tolerance) for v in rule.any_of):
+            how = [h for h, on in (("normalized", folded), (f"tolerance {tolerance}", tolerance)) if on]
             suffix = f" ({', '.join(how)})" if how else ""
             return f"{key}: {compact(value)} is not any of {compact(rule.any_of)}{suffix}"
     if rule.regex is not None:
@@ -127,9 +141,13 @@ def _extra_keys(arguments: dict[str, Any], paths: list[list[str]]) -> list[str]:
 
 
 def rules_failures(
-    values: Mapping[str, Rule], mode: str, arguments: Any, arguments_valid: bool = True
+    values: Mapping[str, Rule],
+    mode: str,
+    arguments: Any,
+    arguments_valid: bool = True,
+    normalize: Normalize | None = None,
 ) -> list[str]:
-    """Every rule one call breaks (empty: the call meets them all)."""
+    """Every rule one call breaks (empty: the call meets them all); `normalize` as in `rule_failure`."""
     if not values and mode == "subset":
         return []  # `values: {}` in subset mode: any clean call, captured arguments or not
     if not arguments_valid:
@@ -141,7 +159,7 @@ def rules_failures(
     failures = [
         failure
         for key, rule in values.items()
-        if (failure := rule_failure(key, rule, *lookup(arguments, key))) is not None
+        if (failure := rule_failure(key, rule, *lookup(arguments, key), normalize)) is not None
     ]
     if mode == "exact":
         extra = _extra_keys(arguments, [key.split(".") for key in values])
@@ -160,7 +178,10 @@ def argument_rules(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     results = []
     for tool, rules in (spec.argument_rules or {}).items():
         calls = evidence.clean_of(tool)
-        failures = [rules_failures(rules.values, rules.mode, c.arguments, c.arguments_valid) for c in calls]
+        failures = [
+            rules_failures(rules.values, rules.mode, c.arguments, c.arguments_valid, spec.normalize)
+            for c in calls
+        ]
         winner = next((c for c, f in zip(calls, failures, strict=True) if not f), None)
         expected = rules.model_dump(mode="json", exclude_none=True)
         if winner is not None:

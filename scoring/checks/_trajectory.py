@@ -13,15 +13,16 @@ from scoring.checks._bipartite import matching_size, max_matching
 from scoring.checks._rules import compact, rules_failures
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
-from scoring.spec.check_models import TrajectoryItem
+from scoring.spec.check_models import Normalize, TrajectoryItem
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
 
 
-def item_matches(item: TrajectoryItem, call: Execution) -> bool:
-    """Same tool, and the call meets the item's argument rules (extra keys are fine)."""
+def item_matches(item: TrajectoryItem, call: Execution, normalize: Normalize | None = None) -> bool:
+    """Same tool, and the call meets the item's argument rules (extra keys are fine unless the item's
+    mode is exact); `normalize` is the spec's."""
     return call.tool_name == item.tool and not rules_failures(
-        item.values, "subset", call.arguments, call.arguments_valid
+        item.values, item.mode or "subset", call.arguments, call.arguments_valid, normalize
     )
 
 
@@ -36,9 +37,9 @@ def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:
     return sorted((e for e in executions if e.clean), key=lambda e: e.start_ns)  # stable on ties
 
 
-def _strict(items: list[TrajectoryItem], calls: list[Execution]) -> str | None:
+def _strict(items: list[TrajectoryItem], calls: list[Execution], normalize: Normalize | None) -> str | None:
     for position, (item, call) in enumerate(zip(items, calls, strict=False), start=1):
-        if not item_matches(item, call):
+        if not item_matches(item, call, normalize):
             return (
                 f"position {position}: expected {describe(item)}, got {call.tool_name} (call {call.span_id})"
             )
@@ -48,9 +49,9 @@ def _strict(items: list[TrajectoryItem], calls: list[Execution]) -> str | None:
 
 
 def _matched(
-    mode: str, items: list[TrajectoryItem], calls: list[Execution]
+    mode: str, items: list[TrajectoryItem], calls: list[Execution], normalize: Normalize | None
 ) -> tuple[str | None, dict[str, Any]]:
-    edges = [[j for j, call in enumerate(calls) if item_matches(item, call)] for item in items]
+    edges = [[j for j, call in enumerate(calls) if item_matches(item, call, normalize)] for item in items]
     pairing = max_matching(len(items), len(calls), edges)
     used = {j for j in pairing if j >= 0}
     missing = [describe(items[i]) for i, j in enumerate(pairing) if j < 0]
@@ -80,9 +81,9 @@ def trajectory(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     calls = _in_order(evidence.executions)
     observed: dict[str, Any] = {"calls": [c.tool_name for c in calls]}
     if mode == "strict":
-        problem = _strict(items, calls)
+        problem = _strict(items, calls, spec.normalize)
     else:
-        problem, matching = _matched(mode, items, calls)
+        problem, matching = _matched(mode, items, calls, spec.normalize)
         observed.update(matching)
     detail = f"trajectory ({mode}): " + (problem or f"{len(calls)} clean call(s) are {_MEANING[mode]}")
     expected = spec.trajectory.model_dump(mode="json", exclude_none=True)

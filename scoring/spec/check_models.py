@@ -23,6 +23,30 @@ from scoring.spec._json import not_json
 from scoring.spec.regex import pattern_problem
 
 Number = StrictFloat | StrictInt
+# `true`: tracescore's folding; `bfcl`: BFCL's own checker (docs/checks.md, "BFCL mode").
+Normalize = StrictBool | Literal["bfcl"]
+
+
+# BFCL's type names (its PYTHON_TYPE_MAPPING); `array[T]` also declares the items' type.
+BFCL_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+BFCL_ARRAY = re.compile(r"(array|tuple)\[(\w+)\]")
+
+
+def type_problem(declared: str) -> str | None:
+    """Why a rule's `type` is not one BFCL declares, or None."""
+    array = BFCL_ARRAY.fullmatch(declared)
+    if (array.group(2) if array else declared) in BFCL_TYPES:
+        return None
+    return f"type {declared!r} is not one of {', '.join(BFCL_TYPES)} or array[ITEM_TYPE]"
 
 
 def check_tool_names(names: Any) -> None:
@@ -37,11 +61,13 @@ class Rule(BaseModel):
 
     any_of: list[Any] | None = None
     optional: StrictBool | None = None
-    normalize: StrictBool | None = None
+    normalize: Normalize | None = None
     regex: str | None = None
     range: tuple[Number | None, Number | None] | None = None
     tolerance: Number | None = None
     ignore: StrictBool | None = None
+    # BFCL mode only: the type BFCL reads from the function's declaration (`float`, `array[integer]`).
+    type: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -72,6 +98,13 @@ class Rule(BaseModel):
             raise ValueError(f"regex {shown!r} cannot be used: {problem} (regexes are RE2 syntax)")
         return pattern
 
+    @field_validator("type")
+    @classmethod
+    def _bfcl_type(cls, declared: str | None) -> str | None:
+        if declared is not None and (problem := type_problem(declared)) is not None:
+            raise ValueError(problem)
+        return declared
+
     @field_validator("tolerance")
     @classmethod
     def _non_negative(cls, tolerance: float | None) -> float | None:
@@ -81,15 +114,21 @@ class Rule(BaseModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> Rule:
-        constraints = [k for k in ("any_of", "normalize", "regex", "range", "tolerance") if getattr(self, k)]
+        constraints = [
+            k for k in ("any_of", "normalize", "regex", "range", "tolerance", "type") if getattr(self, k)
+        ]
         if self.ignore and (constraints or self.optional is not None):
             raise ValueError(
                 f"ignore: true accepts anything, so {', '.join(constraints) or 'optional'} "
                 "would never be checked: keep one of them"
             )
-        for knob in ("normalize", "tolerance"):
+        if self.type is not None and self.normalize not in (None, "bfcl"):
+            raise ValueError(BFCL_TYPE)
+        for knob in ("normalize", "tolerance", "type"):
             if getattr(self, knob) is not None and self.any_of is None:
                 raise ValueError(f"{knob} changes how any_of values compare: give any_of too")
+        if self.normalize == "bfcl" and self.tolerance is not None:
+            raise ValueError(BFCL_TOLERANCE)
         if self.range is not None:
             low, high = self.range
             if low is None and high is None:
@@ -97,6 +136,10 @@ class Rule(BaseModel):
             if low is not None and high is not None and low > high:
                 raise ValueError(f"range [{low}, {high}] is empty: lo must not exceed hi")
         return self
+
+
+BFCL_TYPE = "type is the declared type of normalize: bfcl, which this rule does not use: drop type"
+BFCL_TOLERANCE = "tolerance has no place in normalize: bfcl (BFCL compares numbers exactly): drop one of them"
 
 
 def _yaml(value: Any) -> str:
@@ -137,6 +180,9 @@ class TrajectoryItem(BaseModel):
 
     tool: str = Field(min_length=1)
     values: dict[str, Rule] = Field(default_factory=dict)
+    # None is subset (extra keys fine); exact refuses keys beyond `values`, as BFCL refuses parameters
+    # its answer does not name.
+    mode: Literal["subset", "exact"] | None = None
 
     @field_validator("values")
     @classmethod

@@ -22,10 +22,14 @@ from scoring.spec._documents import DocumentError, documents
 from scoring.spec._json import not_json
 from scoring.spec._messages import location, unknown_key
 from scoring.spec.check_models import (
+    BFCL_TOLERANCE,
+    BFCL_TYPE,
     ArgumentRules,
     CallCount,
     Latency,
+    Normalize,
     Parallel,
+    Rule,
     Trajectory,
     check_tool_names,
 )
@@ -97,6 +101,8 @@ class Spec(BaseModel):
     expect_no_tool_calls: Literal[True] | None = None
     expect_tool_call: Literal[True] | None = None
     require_executions_for_requests: Literal[True] | None = None
+    # How every `any_of` of argument_rules and trajectory values compares, unless a rule says otherwise.
+    normalize: Normalize | None = None
 
     @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
@@ -228,6 +234,7 @@ class Spec(BaseModel):
                 f"{', '.join(sorted(both))} both forbidden and expected: remove it from forbidden_tools "
                 "or from the checks that expect it"
             )
+        self._normalize_applies()
         has_checks = (
             bool(self.expected_tools)
             or bool(self.arguments)
@@ -241,6 +248,26 @@ class Spec(BaseModel):
                 "docs/checks.md"
             )
         return self
+
+    def rules(self) -> list[Rule]:
+        """Every argument rule of the spec: argument_rules and trajectory values."""
+        found = [r for rules in (self.argument_rules or {}).values() for r in rules.values.values()]
+        items = self.trajectory.tools if self.trajectory else []
+        return found + [r for item in items for r in item.values.values()]
+
+    def _normalize_applies(self) -> None:
+        if self.normalize != "bfcl" and any(r.type is not None and r.normalize is None for r in self.rules()):
+            raise ValueError(BFCL_TYPE)
+        if self.normalize is None:
+            return
+        inherit = [r for r in self.rules() if r.any_of is not None and r.normalize is None]
+        if not inherit:
+            raise ValueError(
+                f"normalize: {json.dumps(self.normalize)} changes how any_of values of argument_rules and "
+                "trajectory compare, and this spec has no any_of that uses it: remove it"
+            )
+        if self.normalize == "bfcl" and any(r.tolerance is not None for r in inherit):
+            raise ValueError(BFCL_TOLERANCE)
 
     def catalogue_value(self, key: str) -> Any:
         """The value of a spec key by its spec-file name (`schema` is the field `schema_`)."""

@@ -498,3 +498,21 @@ def test_generated_histories_and_specs(
         assert_same_verdicts(con, _named(drawn))
     finally:
         con.close()
+
+
+def test_bfcl_mode_is_judged_in_python_and_agrees(connection: duckdb.DuckDBPyConnection) -> None:
+    """`normalize: bfcl` lives only in argument rules, which SQL does not compile: set-based scoring
+    hands those specs to the Python judge, whose verdicts it returns unchanged."""
+    rules = {"region": {"any_of": ["North", ""]}, "n": {"any_of": [1.0], "type": "float", "optional": True}}
+    bfcl = [
+        spec(normalize="bfcl", argument_rules={"quote": {"values": rules}}),
+        spec(normalize="bfcl", argument_rules={"quote": {"mode": "exact", "values": rules}}),
+        spec(
+            normalize="bfcl",
+            expected_tools=["lookup"],
+            trajectory={"mode": "superset", "tools": [{"tool": "quote", "values": rules}]},
+        ),
+    ]
+    assert all(not_compiled(s) in ("argument_rules", "trajectory") for s in bfcl)
+    verdicts = assert_same_verdicts(connection, _named(bfcl))
+    assert {v.label for v in verdicts} == {"pass", "fail"}
