@@ -124,7 +124,14 @@ def _serve_parser(sub: Subparsers) -> None:
         help="processes decoding OTLP requests beside the server; 0 decodes in the server's process "
         f"(default auto: one per core beyond the first, at most 4; {env['decode_workers']})",
     )
-    p.add_argument("--memory-limit", dest="memory_limit", help=f"DuckDB memory_limit ({env['memory_limit']})")
+    p.add_argument(
+        "--memory-limit",
+        dest="memory_limit",
+        help=(
+            "memory budget: DuckDB gets 40 %%; over 90 %% new requests are refused, retryably "
+            f"({env['memory_limit']})"
+        ),
+    )
     p.add_argument(
         "--auth-token",
         dest="auth_token",

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from collector.decode.pool import Preparer
@@ -62,8 +63,11 @@ class Ingest:
         max_wait_s: float = MAX_WAIT_S,
         max_deadline_wait_s: float = MAX_DEADLINE_WAIT_S,
         preparer: Preparer | None = None,
+        memory_check: Callable[[], str | None] | None = None,
     ) -> None:
+        """`memory_check` says why memory is too short to take a request now (collector/serve/memory.py)."""
         self._writer = writer
+        self._memory_check = memory_check
         self.preparer = preparer or Preparer(0)
         self._max_preparing = _MAX_PREPARING_PER_WORKER * max(1, self.preparer.workers)
         self._max_backlog = max_backlog_spans
@@ -118,6 +122,8 @@ class Ingest:
             return self._closing_reason
         if not self._writer.healthy:
             return f"storage is failing: {self._writer.stats.last_error}"
+        if self._memory_check is not None:
+            return self._memory_check()
         return None
 
     def _full(self) -> str:

@@ -13,6 +13,7 @@ Public:
 - `server`: `serve`, `start`, `stop`, `Running`, `BindError`, `PluginError`.
 - `settings`: `ServeSettings`, `SERVE_SETTINGS`, `resolve_serve_settings`, `Address`, `SettingError`.
 - `ports`: `bind_problem`, whether an address can be listened on (asked before the file opens).
+- `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.
 
 Private: `_online` (the online scorer), `_catch_up`, `_spec_source`, `_hub`, `_verdict_export`,
 `_services` (what the APIs may reach), `_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.

@@ -34,6 +34,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
+from collector.serve.memory import MIB, MemoryGuard, budget
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings
 from collector.store.database import open_writer
@@ -98,7 +99,8 @@ async def start(settings: ServeSettings) -> Running:
     _load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
-    connection = open_writer(settings.db, memory_limit=settings.memory_limit or None)
+    memory = budget(settings.memory_limit)
+    connection = open_writer(settings.db, memory_limit=f"{memory.duckdb_bytes}B" if memory else None)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -136,6 +138,15 @@ async def start(settings: ServeSettings) -> Running:
         online.start()
     writer.start()
     workers = auto_workers() if settings.decode_workers == AUTO_WORKERS else settings.decode_workers
+    if memory is not None and memory.workers_allowed(workers) < workers:
+        log.info(
+            "memory budget %d MiB (%s): %d of %d decode worker(s), the rest of decoding in this process",
+            memory.limit_bytes // MIB,
+            memory.source,
+            memory.workers_allowed(workers),
+            workers,
+        )
+        workers = memory.workers_allowed(workers)
     preparer = Preparer(workers, GC_THRESHOLDS)
     preparer.start()
     ingest = Ingest(
@@ -143,6 +154,7 @@ async def start(settings: ServeSettings) -> Running:
         max_backlog_spans=settings.max_backlog_spans,
         retry_after_s=settings.retry_after_seconds,
         preparer=preparer,
+        memory_check=MemoryGuard(memory).over if memory is not None else None,
     )
     services = Services(connection, writer, ingest, specs, hub, online)
     security = Security(

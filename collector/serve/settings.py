@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from collector.serve.memory import parse_size
+
 MIB = 1024 * 1024
 CONFIG_ENV = "TRACESCORE_CONFIG"
 
@@ -58,6 +60,12 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise ValueError(f"must be greater than 0, got {text!r}")
     return value
+
+
+def _memory_limit(text: str) -> str:
+    if text.strip():
+        parse_size(text)  # refused at start, with the reason, rather than by DuckDB later
+    return text.strip()
 
 
 def _positive_int(text: str) -> int:
@@ -229,8 +237,10 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "memory_limit",
         "TRACESCORE_MEMORY_LIMIT",
-        str,
-        "DuckDB memory_limit, e.g. 512MB (default: DuckDB's)",
+        _memory_limit,
+        "the sidecar's memory budget, e.g. 512MB (default: the container's limit, else none): DuckDB gets "
+        "40 %, decode workers run only if they fit, and over 90 % resident new requests are refused "
+        "retryably",
         "512MB",
     ),
     Setting(
