@@ -8,10 +8,11 @@ gives the same verdicts, whichever path judged each.
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,11 +22,11 @@ import duckdb
 from scoring.batch import _store as storage
 from scoring.batch._plan import not_compiled
 from scoring.batch._runs import Runs
-from scoring.batch._select import chosen_runs
+from scoring.batch._select import Chooser
 from scoring.batch._sql import verdict_query
 from scoring.batch._sql_literal import NotCompilable
 from scoring.evidence.runs import complete_runs, load_evidence
-from scoring.judge.scorer import score_evidence
+from scoring.judge.scorer import SpecSet, score_evidence
 from scoring.spec.specs import Spec
 from scoring.verdict.record import Label, Verdict, verdict_from_dict
 from scoring.verdict.table import store_verdicts
@@ -77,17 +78,21 @@ def _query(spec: Spec, chosen: str, runs: str, rows: str | None) -> str:
 
 
 class _Judged:
-    """One spec's SQL verdicts for a slice of runs, taken run by run in `ord` order."""
+    """One spec's SQL verdicts for a slice of runs, in `ord` order."""
 
     def __init__(self, rows: list[tuple[Any, ...]]) -> None:
-        self._rows, self._next = rows, 0
+        self._rows = rows
 
-    def take(self, ord_: int) -> Scored | None:
-        if self._next < len(self._rows) and self._rows[self._next][0] == ord_:
-            _, run_id, task, spec, label, value, reason, text = self._rows[self._next]
-            self._next += 1
-            return Scored(run_id, task, spec, label, value, reason, text=text)
-        return None
+    def keyed(self, position: int) -> Iterator[tuple[int, int, Scored]]:
+        """(run ord, the spec's position, verdict) for each run the spec judged."""
+        for ord_, run_id, task, spec, label, value, reason, text in self._rows:
+            yield ord_, position, Scored(run_id, task, spec, label, value, reason, text=text)
+
+
+def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
+    """Every spec's SQL verdicts merged in score_runs' order (run, then spec): the cost grows with the
+    verdicts, not with runs x specs."""
+    return heapq.merge(*(j.keyed(i) for i, j in judged.items()))
 
 
 _FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
@@ -96,13 +101,14 @@ _FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
 def _judge(
     connection: duckdb.DuckDBPyConnection,
     spec: Spec,
+    choice: tuple[str, Callable[[], None]],
     runs: str,
     rows: str | None,
     *,
     store_at: datetime | None,
 ) -> _Judged:
     """The spec's verdicts for every run of `runs` that it selects; in the table first if asked."""
-    chosen, release = chosen_runs(connection, runs, spec.select)
+    chosen, release = choice
     try:
         query = _query(spec, chosen, runs, rows)
         if store_at is None:
@@ -138,20 +144,22 @@ def score_records(
             high = min(low + RUNS_PER_QUERY, runs.count)
             relation, rows = runs.slice(low, high)
             judged: dict[int, _Judged] = {}
-            for i in list(in_sql):
+            chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
+            for n, i in enumerate(list(in_sql)):
                 try:
                     judged[i] = _judge(
-                        connection, specs[i], relation, rows, store_at=storage.now() if store else None
+                        connection,
+                        specs[i],
+                        chooser.chosen(n),
+                        relation,
+                        rows,
+                        store_at=storage.now() if store else None,
                     )
                 except (duckdb.Error, NotCompilable) as exc:  # the Python judge still gives a verdict
                     log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
                     in_sql.remove(i)
             if len(judged) == len(specs):
-                for position in range(low + 1, high + 1):
-                    for i in range(len(specs)):
-                        scored = judged[i].take(position)
-                        if scored is not None:
-                            yield scored
+                yield from (scored for _, _, scored in _in_order(judged))
                 continue
             if evidence_runs is None:
                 evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id)
@@ -169,22 +177,27 @@ def _with_python(
     *,
     store: bool,
 ) -> Iterator[Scored]:
-    """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order."""
-    python = [spec if i not in judged else None for i, spec in enumerate(specs)]
+    """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order.
+    A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py)."""
+    python = [i for i in range(len(specs)) if i not in judged]
+    indexed = SpecSet([specs[i] for i in python])
+    sql = _in_order(judged)
+    pending = next(sql, None)
     for start in range(0, len(evidence_runs), _RUNS_PER_EVIDENCE_CHUNK):
         chunk = evidence_runs[start : start + _RUNS_PER_EVIDENCE_CHUNK]
         out: list[Scored] = []
         fresh: list[Verdict] = []
         for position, evidence in enumerate(load_evidence(connection, chunk), low + start + 1):
-            for i, spec in enumerate(python):
-                if spec is None:
-                    scored = judged[i].take(position)
-                    if scored is not None:
-                        out.append(scored)
-                    continue
-                verdicts = score_evidence([spec], evidence)
-                fresh.extend(verdicts)
-                out.extend(Scored.of(v) for v in verdicts)
+            run_verdicts: list[tuple[int, Scored]] = []
+            while pending is not None and pending[0] == position:
+                run_verdicts.append((pending[1], pending[2]))
+                pending = next(sql, None)
+            for chosen in indexed.positions(evidence.run):
+                for verdict in score_evidence([specs[python[chosen]]], evidence):
+                    fresh.append(verdict)
+                    run_verdicts.append((python[chosen], Scored.of(verdict)))
+            run_verdicts.sort(key=lambda pair: pair[0])
+            out.extend(scored for _, scored in run_verdicts)
         if store and fresh:
             store_verdicts(connection, fresh)
         yield from out
@@ -219,10 +232,11 @@ def store_history(
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
     try:
         relation, rows = runs.slice(0, runs.count)
-        for i, spec in enumerate(specs):
-            if i in in_python:
-                continue
-            chosen, release = chosen_runs(connection, relation, spec.select)
+        in_sql = [i for i in range(len(specs)) if i not in in_python]
+        chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
+        for n, i in enumerate(in_sql):
+            spec = specs[i]
+            chosen, release = chooser.chosen(n)
             try:
                 source = f"({_query(spec, chosen, relation, rows)})"
                 stored += storage.insert(connection, spec, chosen, source, storage.now())
