@@ -78,29 +78,47 @@ class Chooser:
         self, connection: duckdb.DuckDBPyConnection, runs: str, selects_: Sequence[Mapping[str, Any]]
     ) -> None:
         self.connection, self.runs = connection, runs
+        self._selects = list(selects_)
         self._picked: dict[int, list[tuple[Any, ...]]] = {}
         self._everything: set[int] = set()
+        self._counts: dict[int, int] = {}  # runs picked, by spec position
+        self._total: int | None = None
         by_keys: dict[tuple[str, ...], list[int]] = {}
-        for position, select in enumerate(selects_):
+        for position, select in enumerate(self._selects):
             if select:
                 by_keys.setdefault(tuple(select), []).append(position)
         for keys, positions in by_keys.items():
-            select_of_keys = dict.fromkeys(keys)
-            columns = _columns(select_of_keys, "r")
-            combinations = connection.execute(
-                f"SELECT DISTINCT {', '.join(columns)} FROM {runs} r"
-            ).fetchall()
-            index = SelectIndex([selects_[p] for p in positions])
-            picked: dict[int, list[tuple[Any, ...]]] = {p: [] for p in positions}
-            for combination in combinations:
-                for chosen in index.selected(_run(select_of_keys, combination)):
-                    picked[positions[chosen]].append(combination)
-            for position, some in picked.items():
-                if len(some) == len(combinations):
-                    self._everything.add(position)
-                else:
-                    self._picked[position] = some
-        self._selects = list(selects_)
+            self._pick(keys, positions)
+
+    def _pick(self, keys: tuple[str, ...], positions: list[int]) -> None:
+        """The value combinations each spec selecting on `keys` picks, and how many runs have them."""
+        select_of_keys: dict[str, Any] = dict.fromkeys(keys)
+        columns = _columns(select_of_keys, "r")
+        counted = self.connection.execute(
+            f"SELECT {', '.join(columns)}, count(*) FROM {self.runs} r GROUP BY ALL"
+        ).fetchall()
+        index = SelectIndex([self._selects[p] for p in positions])
+        picked: dict[int, list[tuple[Any, ...]]] = {p: [] for p in positions}
+        for row in counted:
+            combination = tuple(row[:-1])
+            for chosen in index.selected(_run(select_of_keys, combination)):
+                position = positions[chosen]
+                picked[position].append(combination)
+                self._counts[position] = self._counts.get(position, 0) + int(row[-1])
+        for position, some in picked.items():
+            if len(some) == len(counted):
+                self._everything.add(position)
+            else:
+                self._picked[position] = some
+
+    def count(self, position: int) -> int:
+        """How many runs the spec at `position` picks."""
+        if not self._selects[position]:
+            if self._total is None:
+                row = self.connection.execute(f"SELECT count(*) FROM {self.runs}").fetchone()
+                self._total = int(row[0]) if row else 0
+            return self._total
+        return self._counts.get(position, 0)
 
     def chosen(self, position: int) -> tuple[str, Callable[[], None]]:
         """A relation of the runs the spec at `position` picks, and what to call when done with it."""

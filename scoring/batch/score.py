@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+import orjson
 
 from scoring.batch import _store as storage
 from scoring.batch._plan import not_compiled
@@ -36,7 +38,12 @@ log = logging.getLogger("tracescore.scoring")
 # Runs per query when verdicts go back to Python: bounds the result held at once (~2 kB a run). Each
 # slice reads the executions table again, so slices are large: 100 k runs a slice cost 20 % more.
 RUNS_PER_QUERY = 500_000
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
 _RUNS_PER_EVIDENCE_CHUNK = 2_000  # as score_runs: evidence for the specs judged in Python
+# A spec's query costs tens of ms whatever the runs it selects, the Python judge ~0.1 ms a run: a spec
+# that selects fewer runs than this is judged in Python (with the same verdicts), so that a thousand
+# specs selecting a task each cost what one spec selecting every run does (bench/score_specs.py).
+SQL_FROM_RUNS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +70,17 @@ class Scored:
         """Equal to `Verdict.to_dict()`, keys in the same order (the JSON is written in that order)."""
         if self.judged is not None:
             return self.judged.to_dict()
-        data: dict[str, Any] = json.loads(self.text or "{}")
-        return data
+        text = self.text or "{}"
+        # orjson reads the ~3 kB of a verdict ~4x faster than the json module, but reads integers beyond
+        # 64 bits as floats and refuses 1e400: those (and any 19 digits in a row) take the json module.
+        if _LONG_NUMBER.search(text) is None:
+            try:
+                data: dict[str, Any] = orjson.loads(text)
+                return data
+            except orjson.JSONDecodeError:
+                pass
+        slow: dict[str, Any] = json.loads(text)
+        return slow
 
     def verdict(self) -> Verdict:
         return self.judged if self.judged is not None else verdict_from_dict(self.to_dict())
@@ -146,6 +162,8 @@ def score_records(
             judged: dict[int, _Judged] = {}
             chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
             for n, i in enumerate(list(in_sql)):
+                if chooser.count(n) < SQL_FROM_RUNS:  # cheaper in Python: the judge's cost is per run
+                    continue
                 try:
                     judged[i] = _judge(
                         connection,
@@ -178,29 +196,42 @@ def _with_python(
     store: bool,
 ) -> Iterator[Scored]:
     """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order.
-    A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py)."""
+    A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py), and
+    only the runs some of them pick have their evidence read."""
     python = [i for i in range(len(specs)) if i not in judged]
     indexed = SpecSet([specs[i] for i in python])
+    wanted = [
+        (position, entry, chosen)
+        for position, entry in enumerate(evidence_runs, low + 1)
+        if (chosen := indexed.positions(entry[0]))
+    ]
     sql = _in_order(judged)
     pending = next(sql, None)
-    for start in range(0, len(evidence_runs), _RUNS_PER_EVIDENCE_CHUNK):
-        chunk = evidence_runs[start : start + _RUNS_PER_EVIDENCE_CHUNK]
+    for start in range(0, len(wanted), _RUNS_PER_EVIDENCE_CHUNK):
+        chunk = wanted[start : start + _RUNS_PER_EVIDENCE_CHUNK]
         out: list[Scored] = []
         fresh: list[Verdict] = []
-        for position, evidence in enumerate(load_evidence(connection, chunk), low + start + 1):
+        loaded = load_evidence(connection, [entry for _, entry, _ in chunk])
+        for (position, _, chosen), evidence in zip(chunk, loaded, strict=True):
+            while pending is not None and pending[0] < position:  # runs no Python spec picks
+                out.append(pending[2])
+                pending = next(sql, None)
             run_verdicts: list[tuple[int, Scored]] = []
             while pending is not None and pending[0] == position:
                 run_verdicts.append((pending[1], pending[2]))
                 pending = next(sql, None)
-            for chosen in indexed.positions(evidence.run):
-                for verdict in score_evidence([specs[python[chosen]]], evidence):
+            for n in chosen:
+                for verdict in score_evidence([specs[python[n]]], evidence):
                     fresh.append(verdict)
-                    run_verdicts.append((python[chosen], Scored.of(verdict)))
+                    run_verdicts.append((python[n], Scored.of(verdict)))
             run_verdicts.sort(key=lambda pair: pair[0])
             out.extend(scored for _, scored in run_verdicts)
         if store and fresh:
             store_verdicts(connection, fresh)
         yield from out
+    while pending is not None:
+        yield pending[2]
+        pending = next(sql, None)
 
 
 def score_history(
@@ -236,6 +267,9 @@ def store_history(
         chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
         for n, i in enumerate(in_sql):
             spec = specs[i]
+            if chooser.count(n) < SQL_FROM_RUNS:
+                in_python.append(i)
+                continue
             chosen, release = chooser.chosen(n)
             try:
                 source = f"({_query(spec, chosen, relation, rows)})"

@@ -12,7 +12,18 @@ from typing import Any
 import duckdb
 import pytest
 
-from scoring import Spec, SpecSet, Verdict, judge, score_evidence, score_history, score_runs
+from scoring import (
+    Spec,
+    SpecSet,
+    Verdict,
+    ensure_verdict_schema,
+    judge,
+    score_evidence,
+    score_history,
+    score_runs,
+    store_history,
+)
+from scoring.batch import score
 from scoring.batch._plan import not_compiled
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.spec.select import selects
@@ -81,7 +92,13 @@ def test_both_paths_are_in_the_mix() -> None:
     assert any(compiled) and not all(compiled)
 
 
-def test_indexed_scoring_gives_the_naive_verdicts(connection: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("sql_from_runs", [0, 5, score.SQL_FROM_RUNS], ids=["sql", "mixed", "default"])
+def test_indexed_scoring_gives_the_naive_verdicts(
+    connection: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, sql_from_runs: int
+) -> None:
+    """SQL for every compiled spec, for those selecting 5 runs or more, and the default (every spec of
+    this small history in Python): the same verdicts, in the same order."""
+    monkeypatch.setattr(score, "SQL_FROM_RUNS", sql_from_runs)
     specs = _specs()
     naive = _naive(connection, specs)
     assert len({v.spec for v in naive}) > 10  # most specs select some run
@@ -94,7 +111,16 @@ def test_indexed_scoring_gives_the_naive_verdicts(connection: duckdb.DuckDBPyCon
     assert online == naive
 
 
-def test_only_sql_specs_and_only_python_specs(connection: duckdb.DuckDBPyConnection) -> None:
+@pytest.mark.parametrize("sql_from_runs", [0, 5, score.SQL_FROM_RUNS], ids=["sql", "mixed", "default"])
+def test_only_sql_specs_and_only_python_specs(
+    connection: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, sql_from_runs: int
+) -> None:
+    monkeypatch.setattr(score, "SQL_FROM_RUNS", sql_from_runs)
     specs = _specs()
     for part in ([s for s in specs if not_compiled(s) is None], [s for s in specs if not_compiled(s)]):
         assert list(score_history(connection, part)) == _naive(connection, part)
+        ensure_verdict_schema(connection)
+        connection.execute("DELETE FROM verdicts")
+        assert store_history(connection, part) == len(_naive(connection, part))
+        stored = connection.execute("SELECT run_id, spec, label FROM verdicts ORDER BY ALL").fetchall()
+        assert stored == sorted((v.run_id, v.spec, v.label) for v in _naive(connection, part))
