@@ -8,14 +8,12 @@ scoring gets a connection and never knows where it came from.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,28 +122,13 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]
     return verdicts
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Printing builds a tree of dicts per verdict and frees it by reference counting: the cycle
-    collector's passes over the hundreds of thousands of verdicts held meanwhile find nothing and were
-    a third of the time `--format json` took (bench/README.md)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def run_score(args: argparse.Namespace) -> int:
     specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
     verdicts = _score(args, specs)
-    with _no_cycle_collection():
-        if args.format == "json":
-            write_verdicts_json(verdicts, sys.stdout)
-        else:
-            print(verdicts_text(verdicts))
+    if args.format == "json":
+        write_verdicts_json(verdicts, sys.stdout)
+    else:
+        print(verdicts_text(verdicts))
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 

@@ -38,7 +38,7 @@ log = logging.getLogger("tracescore.scoring")
 # Runs per query when verdicts go back to Python: bounds the result held at once (~2 kB a run). Each
 # slice reads the executions table again, so slices are large: 100 k runs a slice cost 20 % more.
 RUNS_PER_QUERY = 500_000
-_LONG_NUMBER = re.compile(r"[0-9]{19}")
+_LONG_NUMBER = re.compile(r"[0-9]{19}")  # any integer beyond 64 bits has at least 19 digits
 _RUNS_PER_EVIDENCE_CHUNK = 2_000  # as score_runs: evidence for the specs judged in Python
 # A spec's query costs tens of ms whatever the runs it selects, the Python judge ~0.1 ms a run: a spec
 # that selects fewer runs than this is judged in Python (with the same verdicts), so that a thousand
@@ -60,6 +60,9 @@ class Scored:
     reason: str | None
     judged: Verdict | None = None
     text: str | None = None
+    # orjson may read `text`: it holds no integer beyond 64 bits, which orjson would read as a float
+    # (a SQL verdict's integers are counts and positions, and its spec's own values).
+    plain_numbers: bool = False
 
     @classmethod
     def of(cls, verdict: Verdict) -> Scored:
@@ -71,13 +74,11 @@ class Scored:
         if self.judged is not None:
             return self.judged.to_dict()
         text = self.text or "{}"
-        # orjson reads the ~3 kB of a verdict ~4x faster than the json module, but reads integers beyond
-        # 64 bits as floats and refuses 1e400: those (and any 19 digits in a row) take the json module.
-        if _LONG_NUMBER.search(text) is None:
-            try:
+        if self.plain_numbers:
+            try:  # orjson reads the ~3 kB of a verdict ~2x faster than the json module
                 data: dict[str, Any] = orjson.loads(text)
                 return data
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError:  # NaN or infinity, which only the json module reads
                 pass
         slow: dict[str, Any] = json.loads(text)
         return slow
@@ -96,13 +97,21 @@ def _query(spec: Spec, chosen: str, runs: str, rows: str | None) -> str:
 class _Judged:
     """One spec's SQL verdicts for a slice of runs, in `ord` order."""
 
-    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+    def __init__(self, rows: list[tuple[Any, ...]], spec: Spec) -> None:
         self._rows = rows
+        # The verdict's integers beyond counts and positions are the spec's own values.
+        canonical = json.dumps(spec.canonical(), separators=(",", ":"))
+        self._plain = _LONG_NUMBER.search(canonical) is None
 
     def keyed(self, position: int) -> Iterator[tuple[int, int, Scored]]:
         """(run ord, the spec's position, verdict) for each run the spec judged."""
+        plain = self._plain
         for ord_, run_id, task, spec, label, value, reason, text in self._rows:
-            yield ord_, position, Scored(run_id, task, spec, label, value, reason, text=text)
+            yield (
+                ord_,
+                position,
+                Scored(run_id, task, spec, label, value, reason, text=text, plain_numbers=plain),
+            )
 
 
 def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
@@ -128,13 +137,16 @@ def _judge(
     try:
         query = _query(spec, chosen, runs, rows)
         if store_at is None:
-            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM ({query}) ORDER BY ord").fetchall())
+            rows_ = connection.execute(f"SELECT {_FETCHED} FROM ({query}) ORDER BY ord").fetchall()
+            return _Judged(rows_, spec)
         # Judged once, into a temporary table both the store and Python read.
         table = f"_tracescore_verdicts_{uuid.uuid4().hex}"
         connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
         try:
             storage.insert(connection, spec, chosen, table, store_at)
-            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM {table} ORDER BY ord").fetchall())
+            return _Judged(
+                connection.execute(f"SELECT {_FETCHED} FROM {table} ORDER BY ord").fetchall(), spec
+            )
         finally:
             connection.execute(f"DROP TABLE IF EXISTS {table}")
     finally:
