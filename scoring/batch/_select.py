@@ -4,6 +4,8 @@
 `select` compares loosely (`"1"` matches `1`, `True` matches `"true"`, a list means any of), which SQL
 would only approximate. The values it reads are few and repeat across runs (a service, a task id), so
 each distinct combination is judged once in Python and the runs are joined to the combinations picked.
+Many specs share that work (`Chooser`): the combinations are read once per set of keys, and each is
+tested only against the specs an index of their `select`s (scoring/spec/select.py) names.
 """
 
 from __future__ import annotations
@@ -141,10 +143,3 @@ class Chooser:
             self.connection.unregister(name)
 
         return relation, release
-
-
-def chosen_runs(
-    connection: duckdb.DuckDBPyConnection, runs: str, select: Mapping[str, Any]
-) -> tuple[str, Callable[[], None]]:
-    """A relation of the runs in `runs` that `select` picks, and what to call when done with it."""
-    return Chooser(connection, runs, [select]).chosen(0)
