@@ -41,7 +41,8 @@ _COLUMNS = {
 }
 
 
-def build(path: Path, runs: int, *, varied: bool = False) -> None:
+def build(path: Path, runs: int, *, varied: bool = False, tasks: int = 100) -> None:
+    """`runs` complete runs of `tasks` tasks (run i is task `task-{i % tasks}`)."""
     column = {name: sql[1] if varied else sql[0] for name, sql in _COLUMNS.items()}
     connection = open_writer(path)
     # One trace per run, one group commit per 50 runs: ids are random like real trace ids.
@@ -49,21 +50,22 @@ def build(path: Path, runs: int, *, varied: bool = False) -> None:
         """
         INSERT INTO run_traces
         SELECT md5('run' || i) AS run_id, md5('trace' || i) AS trace_id, substr(md5('root' || i), 1, 16),
-               'task-' || (i % 100), 'bench', 'agent', NULL,
+               'task-' || (i % ?), 'bench', 'agent', NULL,
                make_timestamp_ns(1700000000000000000 + i * 1000000000),
                make_timestamp_ns(1700000000000000000 + i * 1000000000 + 500000000),
                5, 3, 1, '{}', 'complete', 1, now()::TIMESTAMP, i // 50, i // 50
         FROM range(?) t(i)
         """,
-        [runs],
+        [tasks, runs],
     )
     connection.execute(
         f"""
         INSERT INTO executions
-        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i),
+        SELECT md5('run' || i), 'task-' || (i % ?), md5('trace' || i),
                substr(md5('span' || i || '-' || j), 1, 16),
                substr(md5('root' || i), 1, 16), ['lookup', 'quote', 'notify'][j + 1], NULL, NULL,
                {column["arguments"]}, {column["arguments_raw"]}, NULL,
+               CASE WHEN ({column["arguments"]}) IS NOT NULL THEN 'span' END,
                '"ok"', {column["error"]}, NULL, NULL, {column["paused"]}, NULL, false,
                make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000),
                make_timestamp_ns(1700000000000000000 + i * 1000000000 + j * 1000000 + 20000000),
@@ -72,18 +74,18 @@ def build(path: Path, runs: int, *, varied: bool = False) -> None:
         FROM range(?) t(i), range(3) s(j)
         ORDER BY i, j
         """,
-        [runs],
+        [tasks, runs],
     )
     connection.execute(
         """
         INSERT INTO tool_requests
-        SELECT md5('run' || i), 'task-' || (i % 100), md5('trace' || i), substr(md5('chat' || i), 1, 16), 0,
+        SELECT md5('run' || i), 'task-' || (i % ?), md5('trace' || i), substr(md5('chat' || i), 1, 16), 0,
                'lookup', NULL, '{"region":"north"}', NULL, NULL, 1,
                make_timestamp_ns(1700000000000000000 + i * 1000000000), 'agent', 'gen_ai',
                substr(md5('span' || i || '-0'), 1, 16), i // 50
         FROM range(?) t(i)
         """,
-        [runs],
+        [tasks, runs],
     )
     connection.execute("CHECKPOINT")
     connection.close()

@@ -5,8 +5,9 @@ server on both cores and the load generator pinned to core 1 (sustained acknowle
 ack latency at full and at half rate, peak RSS), verdict lag under load with online scoring on, and,
 when installed (`make bench` puts `arize-phoenix` into $PHOENIX_VENV, default .venv-phoenix), Arize
 Phoenix on the same workload, measured until its database holds every span; then scoring: batch
-`tracescore score` over ~1 M stored executions (bench/score_batch.py) and one run against 1 k, 100 k
-and 1 M runs of history (bench/score_history.py). Prints one table and writes
+`tracescore score` over ~1 M stored executions (bench/score_batch.py), 1,000 specs against 1 on the same
+runs (bench/score_specs.py) and one run against 1 k, 100 k and 1 M runs of history
+(bench/score_history.py). Prints one table and writes
 bench/results/ingest.json.
 """
 
@@ -30,7 +31,7 @@ from typing import Any
 
 import duckdb
 
-from bench import limit, score_batch, score_history
+from bench import limit, score_batch, score_history, score_specs
 from bench.workload import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -398,6 +399,8 @@ def main() -> None:
     history = score_history.measure([int(s) for s in args.history_sizes.split(",")])
     print(f"batch scoring over {args.batch_executions:,} stored executions ...", flush=True)
     batch = score_batch.measure(args.batch_executions)
+    print("scoring the same runs with 1 spec and with 1,000 specs ...", flush=True)
+    specs = score_specs.measure()
 
     rows = [
         ("limit: spans/s", f"{limit_result['spans_per_s']:,.0f}"),
@@ -456,6 +459,11 @@ def main() -> None:
         ),
         *((f"  {path}", f"{r['executions_per_s']:,.0f}") for path, r in batch_rates.items()),
         ("  set-based / Python judge", f"{batch['set_based_vs_python']}x"),
+        (
+            f"{specs['specs']:,} specs (a task each) vs 1 (every run), {specs['runs']:,} runs: time ratio",
+            "",
+        ),
+        *((f"  {r['path']}", f"{r['ratio']:.2f}x") for r in specs["results"]),
         ("scoring one run, p50 / p99 (ms), by history size", ""),
         *(
             (
@@ -483,6 +491,7 @@ def main() -> None:
                 "verdict_lag": lags,
                 "phoenix": phoenix,
                 "batch_scoring": batch,
+                "specs_ratio": specs,
                 "score_one_run_by_history": history,
             },
             indent=2,

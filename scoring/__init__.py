@@ -9,7 +9,7 @@ from scoring.checks.registry import CHECKS, Scoped, register_check
 from scoring.evidence.definitions import ToolDefinition
 from scoring.evidence.runs import Evidence, Execution, Request, Run
 from scoring.judge.run import judge
-from scoring.judge.scorer import score_evidence, score_runs
+from scoring.judge.scorer import SpecSet, score_evidence, score_runs
 from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
 from scoring.report.diff import DiffError, diff, load_results
 from scoring.spec.specs import Spec, SpecError, load_specs
@@ -27,6 +27,7 @@ __all__ = [
     "Scoped",
     "Spec",
     "SpecError",
+    "SpecSet",
     "TaskResult",
     "ToolDefinition",
     "Verdict",

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from scoring import Run, Spec
+from scoring import Run, Spec, SpecSet
 from scoring.evidence.runs import complete_runs
-from scoring.spec.select import selects
 
 WINDOW_S = 15 * 60
 
@@ -86,12 +85,11 @@ def unscored_runs(
     runs = complete_runs(connection, run_ids=flagged)
     stored = {(r, s, int(v)) for r, s, v in connection.execute(_STORED, [flagged]).fetchall()}
     found = []
+    indexed = SpecSet(specs)
     for entry in runs:
         run = entry[0]
         wanted = tuple(
-            s.name
-            for s in specs
-            if (run.run_id, s.name, run.version) not in stored and selects(s.select, run)
+            s.name for s in indexed.selecting(run) if (run.run_id, s.name, run.version) not in stored
         )
         if wanted:
             found.append(Unscored(entry, wanted))

@@ -198,7 +198,7 @@ class OnlineScorer:
         stored_ids = sorted(spanning)
         if stored_ids:
             evidence.extend(load_evidence(self._con, complete_runs(self._con, run_ids=stored_ids)))
-        specs = self.specs.specs
+        specs = self.specs.indexed
         verdicts: list[Verdict] = []
         for run_evidence in evidence:
             verdicts.extend(score_evidence(specs, run_evidence))

@@ -9,7 +9,7 @@ import logging
 import time
 from pathlib import Path
 
-from scoring import Spec, SpecError, load_specs
+from scoring import Spec, SpecError, SpecSet, load_specs
 
 log = logging.getLogger("tracescore.specs")
 
@@ -35,6 +35,9 @@ class SpecSource:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
         self.specs: list[Spec] = load_specs(paths) if paths else []  # a broken start is the user's to fix
+        # The same specs indexed by what they select: each completed run is tested only against the
+        # specs that can pick it (a thousand specs cost about what one does).
+        self.indexed = SpecSet(self.specs)
         self._signature = _signature(paths)
         self.error: str | None = None
         self.reloads = 0
@@ -56,7 +59,7 @@ class SpecSource:
             self.failed_reloads += 1
             log.error("spec reload failed, the last good specs keep running: %s", exc)
             return False
-        self.specs, self.error = specs, None
+        self.specs, self.indexed, self.error = specs, SpecSet(specs), None
         self.reloads += 1
         self.loaded_at = time.time()
         log.info("reloaded %d spec(s): %s", len(specs), ", ".join(s.name for s in specs))

@@ -8,24 +8,27 @@ gives the same verdicts, whichever path judged each.
 
 from __future__ import annotations
 
+import heapq
 import json
 import logging
+import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import duckdb
+import orjson
 
 from scoring.batch import _store as storage
 from scoring.batch._plan import not_compiled
 from scoring.batch._runs import Runs
-from scoring.batch._select import chosen_runs
+from scoring.batch._select import Chooser
 from scoring.batch._sql import verdict_query
 from scoring.batch._sql_literal import NotCompilable
 from scoring.evidence.runs import complete_runs, load_evidence
-from scoring.judge.scorer import score_evidence
+from scoring.judge.scorer import SpecSet, score_evidence
 from scoring.spec.specs import Spec
 from scoring.verdict.record import Label, Verdict, verdict_from_dict
 from scoring.verdict.table import store_verdicts
@@ -35,7 +38,12 @@ log = logging.getLogger("tracescore.scoring")
 # Runs per query when verdicts go back to Python: bounds the result held at once (~2 kB a run). Each
 # slice reads the executions table again, so slices are large: 100 k runs a slice cost 20 % more.
 RUNS_PER_QUERY = 500_000
+_LONG_NUMBER = re.compile(r"[0-9]{19}")  # any integer beyond 64 bits has at least 19 digits
 _RUNS_PER_EVIDENCE_CHUNK = 2_000  # as score_runs: evidence for the specs judged in Python
+# A spec's query costs tens of ms whatever the runs it selects, the Python judge ~0.1 ms a run: a spec
+# that selects fewer runs than this is judged in Python (with the same verdicts), so that a thousand
+# specs selecting a task each cost what one spec selecting every run does (bench/score_specs.py).
+SQL_FROM_RUNS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,9 @@ class Scored:
     reason: str | None
     judged: Verdict | None = None
     text: str | None = None
+    # orjson may read `text`: it holds no integer beyond 64 bits, which orjson would read as a float
+    # (a SQL verdict's integers are counts and positions, and its spec's own values).
+    plain_numbers: bool = False
 
     @classmethod
     def of(cls, verdict: Verdict) -> Scored:
@@ -62,8 +73,15 @@ class Scored:
         """Equal to `Verdict.to_dict()`, keys in the same order (the JSON is written in that order)."""
         if self.judged is not None:
             return self.judged.to_dict()
-        data: dict[str, Any] = json.loads(self.text or "{}")
-        return data
+        text = self.text or "{}"
+        if self.plain_numbers:
+            try:  # orjson reads the ~3 kB of a verdict ~2x faster than the json module
+                data: dict[str, Any] = orjson.loads(text)
+                return data
+            except orjson.JSONDecodeError:  # NaN or infinity, which only the json module reads
+                pass
+        slow: dict[str, Any] = json.loads(text)
+        return slow
 
     def verdict(self) -> Verdict:
         return self.judged if self.judged is not None else verdict_from_dict(self.to_dict())
@@ -77,17 +95,29 @@ def _query(spec: Spec, chosen: str, runs: str, rows: str | None) -> str:
 
 
 class _Judged:
-    """One spec's SQL verdicts for a slice of runs, taken run by run in `ord` order."""
+    """One spec's SQL verdicts for a slice of runs, in `ord` order."""
 
-    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
-        self._rows, self._next = rows, 0
+    def __init__(self, rows: list[tuple[Any, ...]], spec: Spec) -> None:
+        self._rows = rows
+        # The verdict's integers beyond counts and positions are the spec's own values.
+        canonical = json.dumps(spec.canonical(), separators=(",", ":"))
+        self._plain = _LONG_NUMBER.search(canonical) is None
 
-    def take(self, ord_: int) -> Scored | None:
-        if self._next < len(self._rows) and self._rows[self._next][0] == ord_:
-            _, run_id, task, spec, label, value, reason, text = self._rows[self._next]
-            self._next += 1
-            return Scored(run_id, task, spec, label, value, reason, text=text)
-        return None
+    def keyed(self, position: int) -> Iterator[tuple[int, int, Scored]]:
+        """(run ord, the spec's position, verdict) for each run the spec judged."""
+        plain = self._plain
+        for ord_, run_id, task, spec, label, value, reason, text in self._rows:
+            yield (
+                ord_,
+                position,
+                Scored(run_id, task, spec, label, value, reason, text=text, plain_numbers=plain),
+            )
+
+
+def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
+    """Every spec's SQL verdicts merged in score_runs' order (run, then spec): the cost grows with the
+    verdicts, not with runs x specs."""
+    return heapq.merge(*(j.keyed(i) for i, j in judged.items()))
 
 
 _FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
@@ -96,23 +126,27 @@ _FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
 def _judge(
     connection: duckdb.DuckDBPyConnection,
     spec: Spec,
+    choice: tuple[str, Callable[[], None]],
     runs: str,
     rows: str | None,
     *,
     store_at: datetime | None,
 ) -> _Judged:
     """The spec's verdicts for every run of `runs` that it selects; in the table first if asked."""
-    chosen, release = chosen_runs(connection, runs, spec.select)
+    chosen, release = choice
     try:
         query = _query(spec, chosen, runs, rows)
         if store_at is None:
-            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM ({query}) ORDER BY ord").fetchall())
+            rows_ = connection.execute(f"SELECT {_FETCHED} FROM ({query}) ORDER BY ord").fetchall()
+            return _Judged(rows_, spec)
         # Judged once, into a temporary table both the store and Python read.
         table = f"_tracescore_verdicts_{uuid.uuid4().hex}"
         connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
         try:
             storage.insert(connection, spec, chosen, table, store_at)
-            return _Judged(connection.execute(f"SELECT {_FETCHED} FROM {table} ORDER BY ord").fetchall())
+            return _Judged(
+                connection.execute(f"SELECT {_FETCHED} FROM {table} ORDER BY ord").fetchall(), spec
+            )
         finally:
             connection.execute(f"DROP TABLE IF EXISTS {table}")
     finally:
@@ -138,20 +172,24 @@ def score_records(
             high = min(low + RUNS_PER_QUERY, runs.count)
             relation, rows = runs.slice(low, high)
             judged: dict[int, _Judged] = {}
-            for i in list(in_sql):
+            chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
+            for n, i in enumerate(list(in_sql)):
+                if chooser.count(n) < SQL_FROM_RUNS:  # cheaper in Python: the judge's cost is per run
+                    continue
                 try:
                     judged[i] = _judge(
-                        connection, specs[i], relation, rows, store_at=storage.now() if store else None
+                        connection,
+                        specs[i],
+                        chooser.chosen(n),
+                        relation,
+                        rows,
+                        store_at=storage.now() if store else None,
                     )
                 except (duckdb.Error, NotCompilable) as exc:  # the Python judge still gives a verdict
                     log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
                     in_sql.remove(i)
             if len(judged) == len(specs):
-                for position in range(low + 1, high + 1):
-                    for i in range(len(specs)):
-                        scored = judged[i].take(position)
-                        if scored is not None:
-                            yield scored
+                yield from (scored for _, _, scored in _in_order(judged))
                 continue
             if evidence_runs is None:
                 evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id)
@@ -169,25 +207,43 @@ def _with_python(
     *,
     store: bool,
 ) -> Iterator[Scored]:
-    """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order."""
-    python = [spec if i not in judged else None for i, spec in enumerate(specs)]
-    for start in range(0, len(evidence_runs), _RUNS_PER_EVIDENCE_CHUNK):
-        chunk = evidence_runs[start : start + _RUNS_PER_EVIDENCE_CHUNK]
+    """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order.
+    A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py), and
+    only the runs some of them pick have their evidence read."""
+    python = [i for i in range(len(specs)) if i not in judged]
+    indexed = SpecSet([specs[i] for i in python])
+    wanted = [
+        (position, entry, chosen)
+        for position, entry in enumerate(evidence_runs, low + 1)
+        if (chosen := indexed.positions(entry[0]))
+    ]
+    sql = _in_order(judged)
+    pending = next(sql, None)
+    for start in range(0, len(wanted), _RUNS_PER_EVIDENCE_CHUNK):
+        chunk = wanted[start : start + _RUNS_PER_EVIDENCE_CHUNK]
         out: list[Scored] = []
         fresh: list[Verdict] = []
-        for position, evidence in enumerate(load_evidence(connection, chunk), low + start + 1):
-            for i, spec in enumerate(python):
-                if spec is None:
-                    scored = judged[i].take(position)
-                    if scored is not None:
-                        out.append(scored)
-                    continue
-                verdicts = score_evidence([spec], evidence)
-                fresh.extend(verdicts)
-                out.extend(Scored.of(v) for v in verdicts)
+        loaded = load_evidence(connection, [entry for _, entry, _ in chunk])
+        for (position, _, chosen), evidence in zip(chunk, loaded, strict=True):
+            while pending is not None and pending[0] < position:  # runs no Python spec picks
+                out.append(pending[2])
+                pending = next(sql, None)
+            run_verdicts: list[tuple[int, Scored]] = []
+            while pending is not None and pending[0] == position:
+                run_verdicts.append((pending[1], pending[2]))
+                pending = next(sql, None)
+            for n in chosen:
+                for verdict in score_evidence([specs[python[n]]], evidence):
+                    fresh.append(verdict)
+                    run_verdicts.append((python[n], Scored.of(verdict)))
+            run_verdicts.sort(key=lambda pair: pair[0])
+            out.extend(scored for _, scored in run_verdicts)
         if store and fresh:
             store_verdicts(connection, fresh)
         yield from out
+    while pending is not None:
+        yield pending[2]
+        pending = next(sql, None)
 
 
 def score_history(
@@ -219,10 +275,14 @@ def store_history(
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
     try:
         relation, rows = runs.slice(0, runs.count)
-        for i, spec in enumerate(specs):
-            if i in in_python:
+        in_sql = [i for i in range(len(specs)) if i not in in_python]
+        chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
+        for n, i in enumerate(in_sql):
+            spec = specs[i]
+            if chooser.count(n) < SQL_FROM_RUNS:
+                in_python.append(i)
                 continue
-            chosen, release = chosen_runs(connection, relation, spec.select)
+            chosen, release = chooser.chosen(n)
             try:
                 source = f"({_query(spec, chosen, relation, rows)})"
                 stored += storage.insert(connection, spec, chosen, source, storage.now())

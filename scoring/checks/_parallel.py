@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.checks._trajectory import rounds_of
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
 from scoring.spec.specs import Spec
@@ -48,11 +49,7 @@ def parallel(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     wanted = set(tools)
     calls = [e for e in evidence.clean if e.tool_name in wanted]
     missing = [t for t in dict.fromkeys(tools) if not any(c.tool_name == t for c in calls)]
-    round_of = {
-        r.execution_span_id: (r.round, r.span_id)
-        for r in evidence.requests
-        if r.execution_span_id and r.round is not None
-    }
+    round_of = rounds_of(evidence)
     unanswered = sum(1 for c in calls if c.span_id not in round_of)
     if calls and not unanswered:
         source, rounds = "requests", request_rounds(calls, round_of)

@@ -3,6 +3,12 @@
 Unordered, subset and superset pair expected calls with executions by maximum bipartite matching:
 agentevals' set modes and BFCL's parallel checker take the first execution that fits, which gives false
 negatives when acceptable values overlap (reference: [f(x∈{1,2}), f(x∈{1})] against [f(1), f(2)]).
+
+Strict compares the sequence, but not inside a parallel round: the calls one chat span requested
+together (the round of the request each execution answered, `tool_requests.round`) start in an order
+nobody chose, so they take their places side by side, at the start of the round's first call, and are
+compared with their positions' items as a set, as agentevals' strict mode compares the calls of one
+assistant message. A call that answered no captured request keeps its own place by start time.
 """
 
 from __future__ import annotations
@@ -37,14 +43,68 @@ def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:
     return sorted((e for e in executions if e.clean), key=lambda e: e.start_ns)  # stable on ties
 
 
-def _strict(items: list[TrajectoryItem], calls: list[Execution], normalize: Normalize | None) -> str | None:
-    for position, (item, call) in enumerate(zip(items, calls, strict=False), start=1):
-        if not item_matches(item, call, normalize):
-            return (
-                f"position {position}: expected {describe(item)}, got {call.tool_name} (call {call.span_id})"
-            )
-    if len(items) != len(calls):
-        return f"{len(calls)} clean call(s) for {len(items)} expected"
+RoundKey = tuple[int, str]  # (round, chat span): a run's traces each number their rounds from 1
+
+
+def rounds_of(evidence: Scoped) -> dict[str, RoundKey]:
+    """The round of each execution that answered a captured request, by the execution's span id."""
+    return {
+        r.execution_span_id: (r.round, r.span_id)
+        for r in evidence.requests
+        if r.execution_span_id and r.round is not None
+    }
+
+
+def in_rounds(calls: list[Execution], round_of: dict[str, RoundKey]) -> list[list[Execution]]:
+    """Calls (in start order) as the sequence strict mode compares: each round's calls side by side at
+    the place of its first call; a call of no known round is a place of its own."""
+    places: list[list[Execution]] = []
+    open_rounds: dict[RoundKey, list[Execution]] = {}
+    for call in calls:
+        key = round_of.get(call.span_id)
+        if key is None:
+            places.append([call])
+        elif key in open_rounds:
+            open_rounds[key].append(call)
+        else:
+            open_rounds[key] = [call]
+            places.append(open_rounds[key])
+    return places
+
+
+def _positions(first: int, count: int) -> str:
+    return f"position {first}" if count == 1 else f"positions {first}-{first + count - 1}"
+
+
+def _strict(
+    items: list[TrajectoryItem], places: list[list[Execution]], normalize: Normalize | None
+) -> str | None:
+    position = 0
+    for group in places:
+        wanted = items[position : position + len(group)]
+        if len(group) == 1 and wanted:
+            item, call = wanted[0], group[0]
+            if not item_matches(item, call, normalize):
+                return (
+                    f"position {position + 1}: expected {describe(item)}, got {call.tool_name} "
+                    f"(call {call.span_id})"
+                )
+        elif wanted:
+            # Every item of these positions must pair with a distinct call of the round (when the
+            # reference ends inside the round, the calls left over are counted below).
+            edges = [
+                [j for j, call in enumerate(group) if item_matches(item, call, normalize)] for item in wanted
+            ]
+            if matching_size(max_matching(len(wanted), len(group), edges)) < len(wanted):
+                expected = ", ".join(describe(item) for item in wanted)
+                got = ", ".join(f"{c.tool_name} (call {c.span_id})" for c in group)
+                return (
+                    f"{_positions(position + 1, len(wanted))} (one parallel round, compared as a set): "
+                    f"expected {expected}, got {got}"
+                )
+        position += len(group)
+    if len(items) != position:
+        return f"{position} clean call(s) for {len(items)} expected"
     return None
 
 
@@ -81,7 +141,13 @@ def trajectory(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     calls = _in_order(evidence.executions)
     observed: dict[str, Any] = {"calls": [c.tool_name for c in calls]}
     if mode == "strict":
-        problem = _strict(items, calls, spec.normalize)
+        places = in_rounds(calls, rounds_of(evidence))
+        calls = [call for group in places for call in group]
+        observed["calls"] = [c.tool_name for c in calls]
+        parallel_rounds = [[c.tool_name for c in group] for group in places if len(group) > 1]
+        if parallel_rounds:  # what was compared as a set; absent when every place held one call
+            observed["parallel_rounds"] = parallel_rounds
+        problem = _strict(items, places, spec.normalize)
     else:
         problem, matching = _matched(mode, items, calls, spec.normalize)
         observed.update(matching)

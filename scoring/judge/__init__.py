@@ -9,7 +9,7 @@ Hands on: `Verdict`s, to whoever stores, streams or reports them.
 
 Public:
 - `run`: `judge`.
-- `scorer`: `score_evidence`, `score_runs`.
+- `scorer`: `score_evidence`, `score_runs`, `SpecSet` (specs indexed by what they select).
 
 Private: `_reliability` (the reliability_eval profile), `_scope` (what a spec may see of a run).
 """

@@ -83,6 +83,8 @@ def judge_reliability(spec: Spec, evidence: Evidence) -> Verdict:
 
     passed = not failed_calls and not missing and not failed_arguments  # R16
     notes = []
+    if spec.checks_nothing:  # accepted with a warning at load, as Agno's ReliabilityEval passes it
+        notes.append("the spec checks nothing: every run passes under profile reliability_eval")
     if not view.executions:
         notes.append("run has no tool executions")
     notes.extend(f"expected tool {m} has no clean execution" for m in missing)

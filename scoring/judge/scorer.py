@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import duckdb
 
-from scoring.evidence.runs import Evidence, complete_runs, load_evidence
+from scoring.evidence.runs import Evidence, Run, complete_runs, load_evidence
 from scoring.judge.run import judge
-from scoring.spec.select import selects
+from scoring.spec.select import SelectIndex, selects
 from scoring.spec.specs import Spec
 from scoring.verdict.record import Verdict, error_verdict
 
@@ -18,11 +18,34 @@ log = logging.getLogger("tracescore.scoring")
 _RUNS_PER_CHUNK = 2_000  # bounds memory when scoring a long history in one go
 
 
-def score_evidence(specs: list[Spec], evidence: Evidence) -> list[Verdict]:
+class SpecSet:
+    """Specs with an index of what they select (scoring/spec/select.py): a run is tested only against
+    the specs that can pick it, so scoring costs grow with the runs a spec selects, not specs × runs."""
+
+    __slots__ = ("_index", "specs")
+
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        self.specs = list(specs)
+        self._index = SelectIndex([spec.select for spec in self.specs])
+
+    def positions(self, run: Run) -> list[int]:
+        """The positions of the specs whose `select` picks the run, in order."""
+        return self._index.selected(run)
+
+    def selecting(self, run: Run) -> list[Spec]:
+        """The specs whose `select` picks the run, in their order."""
+        return [self.specs[position] for position in self._index.selected(run)]
+
+
+def score_evidence(specs: Sequence[Spec] | SpecSet, evidence: Evidence) -> list[Verdict]:
+    """The verdict of every spec that selects the run, in spec order. Give a `SpecSet` when scoring many
+    runs against many specs: a plain list tests every spec's `select`."""
+    if isinstance(specs, SpecSet):
+        chosen = specs.selecting(evidence.run)
+    else:
+        chosen = [spec for spec in specs if selects(spec.select, evidence.run)]
     verdicts = []
-    for spec in specs:
-        if not selects(spec.select, evidence.run):
-            continue
+    for spec in chosen:
         try:
             verdicts.append(judge(spec, evidence))
         except Exception as exc:  # one broken scorer must not sink the batch
@@ -52,6 +75,7 @@ def score_runs(
 ) -> Iterator[Verdict]:
     """Verdicts for every complete run (optionally one run or one task) that some spec selects."""
     runs = complete_runs(connection, run_id=run_id, task_id=task_id)
+    indexed = SpecSet(specs)
     for start in range(0, len(runs), _RUNS_PER_CHUNK):
         for evidence in load_evidence(connection, runs[start : start + _RUNS_PER_CHUNK]):
-            yield from score_evidence(specs, evidence)
+            yield from score_evidence(indexed, evidence)

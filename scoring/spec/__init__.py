@@ -14,7 +14,7 @@ checks stage and its entry in docs/checks.md.
 Public:
 - `specs`: `Spec`, `SpecError`, `load_specs`, `load_spec_file`, `CATALOGUE_KEYS`.
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
-- `select`: `selects`.
+- `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).
 - `regex`: `fullmatch`, `search`, `pattern_problem`, `PatternError`.
 - `jsonschema`: `violations`, `schema_problem`.
 

@@ -1,8 +1,9 @@
-"""Which runs a spec applies to: its `select` against the run's attributes."""
+"""Which runs a spec applies to: its `select` against the run's attributes, and an index of many specs
+by what they select, so that a run is tested only against the specs that can pick it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from scoring.evidence.runs import Run
@@ -25,14 +26,75 @@ def _equal(wanted: Any, actual: Any) -> bool:
     return bool(wanted == actual or str(wanted) == str(actual))
 
 
+def selected_value(run: Run, key: str) -> Any:
+    """The value of the run that `select`'s `key` is compared with (None: the run has none)."""
+    getter = _RUN_FIELDS.get(key)
+    actual = getter(run) if getter else run.attributes.get(key)
+    if actual is None and getter is not None:
+        actual = run.attributes.get(key)
+    return actual
+
+
 def selects(select: Mapping[str, Any], run: Run) -> bool:
     """Every key must match; a list value means any of its values."""
     for key, wanted in select.items():
-        getter = _RUN_FIELDS.get(key)
-        actual = getter(run) if getter else run.attributes.get(key)
-        if actual is None and getter is not None:
-            actual = run.attributes.get(key)
+        actual = selected_value(run, key)
         options = wanted if isinstance(wanted, list) else [wanted]
         if not any(_equal(option, actual) for option in options):
             return False
     return True
+
+
+def _index_keys(value: Any) -> list[Hashable]:
+    """Keys under which `_equal(wanted, actual)` puts both sides: whenever it holds, `wanted` and
+    `actual` share a key (never the converse; the full test follows). Equal text ignoring case covers
+    every case but numeric equality of different text (1 and 1.0), which the number itself covers:
+    equal numbers hash alike. A bool is never a number here (`_equal` compares bools as text)."""
+    keys: list[Hashable] = [str(value).lower()]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        keys.append((value,))
+    return keys
+
+
+# The key a spec is filed under when it selects on several: the most telling first.
+_PREFERRED = ("run", "task", "session", "agent", "service.name")
+
+
+def _filing_key(select: Mapping[str, Any]) -> str:
+    return next((key for key in _PREFERRED if key in select), next(iter(select)))
+
+
+class SelectIndex:
+    """Specs filed by one key of their `select` and its values; `candidates(run)` are the positions of
+    the specs that may select the run (a superset, in spec order), `selected(run)` those that do: the
+    same as testing `selects` for every spec, at the cost of the specs that share a value with the run."""
+
+    def __init__(self, selects_: Sequence[Mapping[str, Any]]) -> None:
+        self._selects = list(selects_)
+        self._everywhere: list[int] = []  # an empty select picks every run
+        self._filed: dict[str, dict[Hashable, list[int]]] = {}
+        for position, select in enumerate(self._selects):
+            if not select:
+                self._everywhere.append(position)
+                continue
+            key = _filing_key(select)
+            wanted = select[key]
+            by_value = self._filed.setdefault(key, {})
+            for option in wanted if isinstance(wanted, list) else [wanted]:
+                for index_key in _index_keys(option):
+                    filed = by_value.setdefault(index_key, [])
+                    if not filed or filed[-1] != position:
+                        filed.append(position)
+
+    def candidates(self, run: Run) -> list[int]:
+        found: set[int] = set(self._everywhere)
+        for key, by_value in self._filed.items():
+            actual = selected_value(run, key)
+            if actual is None:
+                continue
+            for index_key in _index_keys(actual):
+                found.update(by_value.get(index_key, ()))
+        return sorted(found)
+
+    def selected(self, run: Run) -> list[int]:
+        return [p for p in self.candidates(run) if selects(self._selects[p], run)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +38,15 @@ from scoring.spec.jsonschema import schema_problem
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
+
+
+log = logging.getLogger("tracescore.specs")
+
+VACUOUS_WARNING = (
+    "this spec checks nothing: under profile reliability_eval every run it selects passes, as Agno's "
+    "ReliabilityEval does with no expected_tool_calls; add expected_tools (expected_tools: [] lets no "
+    "tool run) or arguments"
+)
 
 
 class SpecError(ValueError):
@@ -235,19 +245,27 @@ class Spec(BaseModel):
                 "or from the checks that expect it"
             )
         self._normalize_applies()
+        # Agno's ReliabilityEval passes every run when it expects nothing; its parity profile does the
+        # same (the loader warns), the default profile refuses such a spec.
+        if self.checks_nothing and not reliability:
+            raise ValueError(
+                "this spec checks nothing: add expected_tools, arguments or latency, or a check from "
+                "docs/checks.md"
+            )
+        return self
+
+    @property
+    def checks_nothing(self) -> bool:
+        """No check and nothing policed: every run it selects passes (accepted only under the parity
+        profile, `reliability_eval`, as Agno's ReliabilityEval with no expectations)."""
         has_checks = (
             bool(self.expected_tools)
             or bool(self.arguments)
             or self.latency is not None
             or any(self.catalogue_value(key) is not None for key in CATALOGUE_KEYS)
         )
-        polices = reliability and self.expected_tools is not None
-        if not has_checks and not polices:
-            raise ValueError(
-                "this spec checks nothing: add expected_tools, arguments or latency, or a check from "
-                "docs/checks.md"
-            )
-        return self
+        polices = self.profile == "reliability_eval" and self.expected_tools is not None
+        return not has_checks and not polices
 
     def rules(self) -> list[Rule]:
         """Every argument rule of the spec: argument_rules and trajectory values."""
@@ -345,6 +363,8 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
         raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
     except (RecursionError, ValueError) as exc:
         raise SpecError(f"{path}: {label}: nested too deeply") from exc
+    if spec.checks_nothing:
+        log.warning("%s: %s: %s", path, label, VACUOUS_WARNING)
     return spec
 
 

@@ -435,6 +435,20 @@ def test_reliability_tool_named_only_in_arguments_is_unexpected() -> None:  # R1
     assert kinds(v) == [("expected_tool", "a", True), ("arguments", "b", True)]
 
 
+@pytest.mark.parametrize(
+    "items",
+    [(), (ex("a"),), (ex("a", error=True), ex("b", paused=True), req("c"))],
+    ids=["no-calls", "a-clean-call", "only-failed-attempts"],
+)
+def test_reliability_with_no_expectations_passes_every_run(items: tuple[Any, ...]) -> None:  # R2
+    """As Agno's ReliabilityEval with expected_tool_calls=None and no arguments: nothing is policed."""
+    v = verdict(reliability(), *items)
+    assert (v.passed, v.label, v.value, v.checks, v.gates) == (True, "pass", None, (), ())
+    assert (v.missing_tools, v.additional_tools, v.failed_argument_checks) == ((), (), ())
+    assert v.reason is not None
+    assert v.reason.startswith("the spec checks nothing: every run passes under profile reliability_eval")
+
+
 def test_reliability_empty_expected_tools_means_no_tool_may_run() -> None:  # R9, D7
     s = reliability(expected_tools=[])
     assert verdict(s).passed is True

@@ -255,9 +255,44 @@ def test_reliability_eval_accepts_an_empty_spec_list() -> None:
     assert loaded.argument_specs("search") == []
 
 
-def test_reliability_eval_still_rejects_a_spec_with_no_expectations() -> None:
+def test_reliability_eval_with_no_expectations_loads_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Agno's ReliabilityEval passes every run when it expects nothing (agno-scorer-semantics.md R2):
+    the parity profile accepts such a spec, and says on load that it checks nothing."""
+    path = write(tmp_path / "vacuous.yaml", "name: anything-goes\nprofile: reliability_eval\n")
+    with caplog.at_level("WARNING", logger="tracescore.specs"):
+        [loaded] = load_specs([path])
+    assert loaded.checks_nothing is True
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            f"{path}: spec 'anything-goes': this spec checks nothing: under profile reliability_eval every "
+            "run it selects passes, as Agno's ReliabilityEval does with no expected_tool_calls; add "
+            "expected_tools (expected_tools: [] lets no tool run) or arguments",
+        )
+    ]
+
+
+def test_a_reliability_eval_spec_that_expects_something_loads_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(
+        tmp_path / "some.yaml",
+        "name: none-allowed\nprofile: reliability_eval\nexpected_tools: []\n---\n"
+        "name: one\nprofile: reliability_eval\nexpected_tools: [a]\n",
+    )
+    with caplog.at_level("WARNING", logger="tracescore.specs"):
+        assert [s.checks_nothing for s in load_specs([path])] == [False, False]
+    assert caplog.records == []
+
+
+def test_the_default_profile_still_refuses_a_spec_with_no_expectations(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="checks nothing"):
-        spec(profile="reliability_eval")
+        spec()
+    with pytest.raises(ValueError, match="checks nothing"):
+        spec(profile="default")
+    assert "this spec checks nothing" in rejection(write(tmp_path / "empty.yaml", "name: nothing\n"))
 
 
 def test_reliability_eval_rejects_latency_it_would_not_check() -> None:
