@@ -12,7 +12,8 @@ from scoring.judge.run import judge
 from scoring.judge.scorer import SpecSet, score_evidence, score_runs
 from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
 from scoring.report.diff import DiffError, diff, load_results
-from scoring.spec.specs import Spec, SpecError, load_specs
+from scoring.spec.files import load_specs
+from scoring.spec.specs import Spec, SpecError
 from scoring.verdict.record import CheckResult, Verdict, verdict_from_dict
 from scoring.verdict.table import ensure_verdict_schema, store_verdicts, verdict_json
 

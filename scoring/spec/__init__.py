@@ -12,7 +12,8 @@ A new spec key goes in `specs` (or `check_models` for a check's own model), with
 checks stage and its entry in docs/checks.md.
 
 Public:
-- `specs`: `Spec`, `SpecError`, `load_specs`, `load_spec_file`, `CATALOGUE_KEYS`.
+- `specs`: `Spec`, `SpecError`, `CATALOGUE_KEYS`.
+- `files`: `load_specs`, `load_spec_file`: spec files and folders read and validated.
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).
 - `regex`: `fullmatch`, `search`, `pattern_problem`, `PatternError`.

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -14,14 +12,11 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from scoring.spec._documents import DocumentError, documents
 from scoring.spec._json import not_json
-from scoring.spec._messages import location, unknown_key
 from scoring.spec.check_models import (
     BFCL_TOLERANCE,
     BFCL_TYPE,
@@ -38,15 +33,6 @@ from scoring.spec.jsonschema import schema_problem
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
-
-
-log = logging.getLogger("tracescore.specs")
-
-VACUOUS_WARNING = (
-    "this spec checks nothing: under profile reliability_eval every run it selects passes, as Agno's "
-    "ReliabilityEval does with no expected_tool_calls; add expected_tools (expected_tools: [] lets no "
-    "tool run) or arguments"
-)
 
 
 class SpecError(ValueError):
@@ -340,75 +326,3 @@ class Spec(BaseModel):
         of the cost of judging a run)."""
         text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _spec(path: Path, index: int, raw: Any) -> Spec:
-    label = f"spec #{index + 1}"
-    if isinstance(raw, dict) and isinstance(raw.get("name"), str):
-        label = f"spec {raw['name']!r}"
-    if not isinstance(raw, dict):
-        raise SpecError(f"{path}: {label}: a spec must be a mapping of keys (name, expected_tools, …)")
-    try:
-        spec = Spec.model_validate(raw)
-        # Every verdict carries the fingerprint: a spec whose canonical JSON cannot be made (pydantic
-        # refuses to serialize very deep values) is refused here, not at its first verdict.
-        _ = spec.fingerprint
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            message = str(error["msg"]).removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = unknown_key(Spec, error["loc"])
-            problems.append(f"{location(error)}: {message}")
-        raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
-    except (RecursionError, ValueError) as exc:
-        raise SpecError(f"{path}: {label}: nested too deeply") from exc
-    if spec.checks_nothing:
-        log.warning("%s: %s: %s", path, label, VACUOUS_WARNING)
-    return spec
-
-
-def load_spec_file(path: Path) -> list[Spec]:
-    specs: list[Spec] = []
-    try:
-        found = documents(path)
-    except DocumentError as exc:
-        raise SpecError(str(exc)) from exc
-    for document in found:
-        items = document if isinstance(document, list) else [document]
-        specs.extend(_spec(path, len(specs), item) for item in items)
-    if not specs:
-        raise SpecError(f"{path}: holds no spec")
-    return specs
-
-
-_SPEC_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def load_specs(paths: list[Path]) -> list[Spec]:
-    """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
-    specs: list[Spec] = []
-    origins: dict[str, list[Path]] = {}
-    for path in paths:
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
-            if not files:
-                raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
-        elif path.exists():
-            files = [path]
-        else:
-            raise SpecError(f"{path}: no such file or directory")
-        for file in files:
-            for spec in load_spec_file(file):
-                specs.append(spec)
-                origins.setdefault(spec.name, []).append(file)
-    duplicates = [
-        f"spec {name!r} in {', '.join(str(f) for f in where)}"
-        for name, where in sorted(origins.items())
-        if len(where) > 1
-    ]
-    if duplicates:
-        raise SpecError(
-            f"{'; '.join(duplicates)}: the name is used more than once; give each spec a unique name"
-        )
-    return specs

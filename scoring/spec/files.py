@@ -1,0 +1,94 @@
+"""Spec files and folders read into validated specs: every problem a message that names the file, the spec
+and the fix; any problem stops the whole load (nothing is scored from half a set)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from scoring.spec._documents import DocumentError, documents
+from scoring.spec._messages import location, unknown_key
+from scoring.spec.specs import Spec, SpecError
+
+log = logging.getLogger("tracescore.specs")
+
+VACUOUS_WARNING = (
+    "this spec checks nothing: under profile reliability_eval every run it selects passes, as Agno's "
+    "ReliabilityEval does with no expected_tool_calls; add expected_tools (expected_tools: [] lets no "
+    "tool run) or arguments"
+)
+
+
+def _spec(path: Path, index: int, raw: Any) -> Spec:
+    label = f"spec #{index + 1}"
+    if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+        label = f"spec {raw['name']!r}"
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: {label}: a spec must be a mapping of keys (name, expected_tools, …)")
+    try:
+        spec = Spec.model_validate(raw)
+        # Every verdict carries the fingerprint: a spec whose canonical JSON cannot be made (pydantic
+        # refuses to serialize very deep values) is refused here, not at its first verdict.
+        _ = spec.fingerprint
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = unknown_key(Spec, error["loc"])
+            problems.append(f"{location(error)}: {message}")
+        raise SpecError(f"{path}: {label}: " + "; ".join(problems)) from exc
+    except (RecursionError, ValueError) as exc:
+        raise SpecError(f"{path}: {label}: nested too deeply") from exc
+    if spec.checks_nothing:
+        log.warning("%s: %s: %s", path, label, VACUOUS_WARNING)
+    return spec
+
+
+def load_spec_file(path: Path) -> list[Spec]:
+    specs: list[Spec] = []
+    try:
+        found = documents(path)
+    except DocumentError as exc:
+        raise SpecError(str(exc)) from exc
+    for document in found:
+        items = document if isinstance(document, list) else [document]
+        specs.extend(_spec(path, len(specs), item) for item in items)
+    if not specs:
+        raise SpecError(f"{path}: holds no spec")
+    return specs
+
+
+_SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def load_specs(paths: list[Path]) -> list[Spec]:
+    """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
+    specs: list[Spec] = []
+    origins: dict[str, list[Path]] = {}
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
+            if not files:
+                raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
+        elif path.exists():
+            files = [path]
+        else:
+            raise SpecError(f"{path}: no such file or directory")
+        for file in files:
+            for spec in load_spec_file(file):
+                specs.append(spec)
+                origins.setdefault(spec.name, []).append(file)
+    duplicates = [
+        f"spec {name!r} in {', '.join(str(f) for f in where)}"
+        for name, where in sorted(origins.items())
+        if len(where) > 1
+    ]
+    if duplicates:
+        raise SpecError(
+            f"{'; '.join(duplicates)}: the name is used more than once; give each spec a unique name"
+        )
+    return specs
