@@ -50,19 +50,53 @@ _LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
 _GRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
 
-def _langgraph_role(span: Span) -> str | None:
-    """`graph` for a LangGraph invocation, `node` for a span inside one, None for anything else."""
+def _langgraph_metadata(span: Span) -> dict[str, Any] | None:
     if span.resource.scope_name != _LANGCHAIN_SCOPE:
         return None
     text = span.attributes.get("metadata")
     if not isinstance(text, str) or "ls_integration" not in text:
         return None
     metadata = load_json_text(text)
-    if not isinstance(metadata, dict):
+    return metadata if isinstance(metadata, dict) else None
+
+
+def _langgraph_role(span: Span) -> str | None:
+    """`graph` for a LangGraph invocation, `node` for a span inside one, None for anything else."""
+    metadata = _langgraph_metadata(span)
+    if metadata is None:
         return None
     if "langgraph_node" in metadata:
         return "node"
     return "graph" if metadata.get("ls_integration") in _GRAPH_INTEGRATIONS else None
+
+
+# OpenLLMetry's LangChain instrumentation (opentelemetry-instrumentation-langchain 0.62.4) copies the same
+# run metadata as association properties, one attribute per key.
+_OPENLLMETRY_LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+_OPENLLMETRY_NAMESPACE = "traceloop.association.properties.langgraph_checkpoint_ns"
+
+
+def _langgraph_nesting(span: Span) -> tuple[int, str | None]:
+    """How deep in nested graphs a LangGraph span's node sits, and the span's name as an agent.
+
+    LangGraph names each node run `{node}:{task id}` in `langgraph_checkpoint_ns`, joined with `|` to its
+    parent graphs' nodes: a graph called from a node of another graph (a subgraph, or an agent run by a
+    tool, the supervisor pattern) gives its own nodes one segment more than the node it runs in. The
+    graph's own span carries only the outer node's namespace, so it is found by its children, at run
+    resolution (issue #16's multi-agent case)."""
+    scope = span.resource.scope_name
+    if scope == _OPENLLMETRY_LANGCHAIN_SCOPE:
+        namespace = span.attributes.get(_OPENLLMETRY_NAMESPACE)
+        name = _first_text(span.attributes, ("traceloop.entity.name",))
+    elif scope == _LANGCHAIN_SCOPE:
+        metadata = _langgraph_metadata(span)
+        namespace = metadata.get("langgraph_checkpoint_ns") if metadata else None
+        name = span.name
+    else:
+        return 0, None
+    if not isinstance(namespace, str) or not namespace:
+        return 0, None
+    return namespace.count("|") + 1, name or span.name
 
 
 # Agents whose instrumentation gives them no AGENT kind, only a CHAIN span (issue #16):
@@ -95,6 +129,8 @@ def _chain_agent(span: Span) -> bool:
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
+    if kind == "AGENT" and span.resource.scope_name == _LANGCHAIN_SCOPE and "tool.name" in attrs:
+        return False  # a tool whose name says `agent` (see conventions.py, `_openinference`)
     if kind == "AGENT" and _openai_agents_workflow(span):
         return False  # the workflow is not an agent: it would head every agent path and hide the leader
     role = _langgraph_role(span)
@@ -162,6 +198,7 @@ def _resource_task(span: Span) -> str | None:
 
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
+    graph_depth, graph_name = _langgraph_nesting(span)
     if span.parent_span_id is not None and _NODE_KEYS.isdisjoint(attrs) and not is_agent_span(span):
         # Most spans (tools, chats) only place themselves under their parent: skip the key lookups.
         return SpanNode(
@@ -174,6 +211,8 @@ def span_node(span: Span) -> SpanNode:
             _resource_task(span),
             None,
             span.resource.service_name,
+            graph_depth=graph_depth,
+            graph_name=graph_name,
         )
     agent = None
     if is_agent_span(span):
@@ -192,4 +231,6 @@ def span_node(span: Span) -> SpanNode:
         service_name=span.resource.service_name,
         attributes_for_select={**span.resource.attributes, **attrs} if keep_attributes else {},
         inner_run_id=_first_text(attrs, ("gcp.vertex.agent.invocation_id",)) if agent is None else None,
+        graph_depth=graph_depth,
+        graph_name=graph_name,
     )

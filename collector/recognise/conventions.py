@@ -184,9 +184,13 @@ _REDACTED = "__REDACTED__"
 
 def _openinference(span: Span) -> _Content | None:
     attrs = span.attributes
-    if attrs.get("openinference.span.kind") != "TOOL":
-        return None
     scope = span.resource.scope_name
+    kind = attrs.get("openinference.span.kind")
+    # OpenInference's LangChain instrumentation (0.1.80, `_tracer.py`) gives the kind AGENT to any run whose
+    # name holds `agent`, tools too (`weather_agent`, an agent called as a tool): `tool.name` says it is one.
+    langchain_tool = kind == "AGENT" and scope == LANGCHAIN_OPENINFERENCE_SCOPE and "tool.name" in attrs
+    if kind != "TOOL" and not langchain_tool:
+        return None
     if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith("handoff to "):
         return _Content(
             "openinference", span.name, NO_ARGUMENTS, parse_result(attrs.get("output.value")), None

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import AgentInfo, Arguments, SpanNode, ToolExecution, ToolRequest
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -81,9 +81,33 @@ def _distinct_agents(agents: list[SpanNode]) -> list[SpanNode]:
     return distinct
 
 
+def _nested_graphs(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The nodes with each LangGraph graph run inside another graph's node made an agent (a member).
+
+    Such a graph's own span carries only the namespace of the node it runs in; its nodes' spans, its
+    children, have one segment more. Without this the member's tools would count as the outer graph's:
+    both OpenInference and OpenLLMetry record the inner graph as a plain chain (OpenLLMetry's own
+    `invoke_agent` span for it hangs beside that chain, not above it)."""
+    members: dict[str, SpanNode] = {}
+    for node in nodes.values():
+        if node.graph_depth < 2 or node.parent_span_id is None:
+            continue
+        parent = nodes.get(node.parent_span_id)
+        if (
+            parent is not None
+            and parent.agent is None
+            and parent.graph_name
+            and parent.graph_depth == node.graph_depth - 1
+            and parent.span_id not in members
+        ):
+            members[parent.span_id] = replace(parent, agent=AgentInfo(parent.graph_name, None))
+    return {**nodes, **members} if members else nodes
+
+
 class _Tree:
     def __init__(self, trace_id: str, nodes: dict[str, SpanNode]) -> None:
         self.trace_id = trace_id
+        nodes = _nested_graphs(nodes)
         self.nodes = nodes
         self._chains: dict[str, list[SpanNode]] = {}
         self._inner: dict[str, str] | None = None

@@ -54,6 +54,16 @@ CELLS: tuple[Cell, ...] = (
         )
         for shape in ("react", "stategraph", "create_agent")
     ),
+    # The delegation scenario (tests/frameworks/drivers/_harness.py): a leader agent and a member agent.
+    *(
+        Cell(
+            f"langgraph-multiagent-{instrumentation}",
+            "drive_langgraph.py",
+            ("--scenario", "delegation", "--instrumentation", instrumentation),
+            f"langchain-{instrumentation}",
+        )
+        for instrumentation in ("openinference", "openllmetry")
+    ),
     Cell("smolagents-openinference", "drive_smolagents.py", (), "smolagents-openinference"),
     Cell("llamaindex-openinference", "drive_llamaindex.py", (), "llamaindex-openinference"),
     Cell(
