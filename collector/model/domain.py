@@ -179,6 +179,11 @@ class AgentInfo:
     run_id: str | None
 
 
+# The name of an agent span that is a workflow not saying its agent (ADK schema v1's `invocation`): run
+# resolution names it after the first agent it runs, its root agent.
+UNNAMED_WORKFLOW = ""
+
+
 @compact_pickle
 @dataclass(slots=True)
 class SpanNode:

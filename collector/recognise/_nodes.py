@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.model.domain import AgentInfo, Span, SpanNode
+from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, Span, SpanNode
 from collector.recognise._content import load_json_text
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
@@ -15,6 +15,7 @@ _AGENT_NAME_KEYS = (
     "graph.node.name",
     "agent_name",
     "traceloop.entity.name",
+    "gen_ai.workflow.name",
 )
 _SESSION_KEYS = (
     "session.id",
@@ -126,6 +127,20 @@ def _chain_agent(span: Span) -> bool:
     return False
 
 
+# A workflow: one invocation of an agent system, above its agents. ADK's telemetry schema v2 (google-adk
+# 2.13, `telemetry/_schema_version.py`: OpenTelemetry GenAI semconv 1.44) opens `invoke_workflow {root
+# agent}` (`gen_ai.operation.name = invoke_workflow`, `gen_ai.workflow.name`); schema v1 a bare
+# `invocation` span. Under it, the root agent and each sub-agent it transferred to are sibling
+# `invoke_agent` spans: the workflow makes them one run, led by the root agent, the others its members.
+_WORKFLOW_OPERATION = "invoke_workflow"
+_ADK_SCOPE = "gcp.vertex.agent"
+_ADK_V1_INVOCATION = "invocation"
+
+
+def _adk_v1_invocation(span: Span) -> bool:
+    return span.resource.scope_name == _ADK_SCOPE and span.name == _ADK_V1_INVOCATION
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
@@ -140,8 +155,10 @@ def is_agent_span(span: Span) -> bool:
         return True
     if span.name == _HAYSTACK_AGENT_SPAN and "haystack.agent.max_steps" in attrs:
         return True
+    if _adk_v1_invocation(span):
+        return True
     return (
-        attrs.get("gen_ai.operation.name") == "invoke_agent"
+        attrs.get("gen_ai.operation.name") in ("invoke_agent", _WORKFLOW_OPERATION)
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2
@@ -167,6 +184,8 @@ _AUTOGEN_SCOPE = "openinference.instrumentation.autogen_agentchat"
 
 
 def _agent_name(span: Span) -> str:
+    if _adk_v1_invocation(span):
+        return UNNAMED_WORKFLOW
     if span.resource.scope_name.startswith(_CREWAI_SCOPE):
         role = _first_text(span.attributes, ("graph.node.id",))
         if role:
@@ -174,7 +193,7 @@ def _agent_name(span: Span) -> str:
     name = _first_text(span.attributes, _AGENT_NAME_KEYS)
     if name:
         return name
-    for prefix in ("invoke_agent ", "agent run"):
+    for prefix in ("invoke_agent ", "invoke_workflow ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
     if span.name == _HAYSTACK_AGENT_SPAN:

@@ -11,7 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from collector.model.domain import AgentInfo, Arguments, SpanNode, ToolExecution, ToolRequest
+from collector.model.domain import (
+    UNNAMED_WORKFLOW,
+    AgentInfo,
+    Arguments,
+    SpanNode,
+    ToolExecution,
+    ToolRequest,
+)
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -104,10 +111,32 @@ def _nested_graphs(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     return {**nodes, **members} if members else nodes
 
 
+def _named_workflows(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The nodes with each workflow that does not name its agent (ADK schema v1's `invocation`) named after
+    the first agent it runs, its root agent; one that runs no agent is no agent either."""
+    unnamed = {n.span_id for n in nodes.values() if n.agent is not None and n.agent.name == UNNAMED_WORKFLOW}
+    if not unnamed:
+        return nodes
+    first: dict[str, SpanNode] = {}
+    for node in nodes.values():
+        parent = node.parent_span_id
+        if parent in unnamed and node.agent is not None and node.agent.name != UNNAMED_WORKFLOW:
+            earliest = first.get(parent)
+            if earliest is None or node.start_ns < earliest.start_ns:
+                first[parent] = node
+    named = {}
+    for span_id in unnamed:
+        workflow = nodes[span_id]
+        root = first.get(span_id)
+        agent = AgentInfo(root.agent.name, workflow.agent.run_id) if root and root.agent else None
+        named[span_id] = replace(workflow, agent=agent if agent and agent.name else None)
+    return {**nodes, **named}
+
+
 class _Tree:
     def __init__(self, trace_id: str, nodes: dict[str, SpanNode]) -> None:
         self.trace_id = trace_id
-        nodes = _nested_graphs(nodes)
+        nodes = _named_workflows(_nested_graphs(nodes))
         self.nodes = nodes
         self._chains: dict[str, list[SpanNode]] = {}
         self._inner: dict[str, str] | None = None

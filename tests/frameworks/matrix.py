@@ -78,6 +78,34 @@ CELLS: tuple[Cell, ...] = (
         Cell(f"adk-native-{mode}", "drive_adk.py", ("--mode", mode), "adk")
         for mode in ("v2", "v2-content", "v1", "v1-nocontent", "v1-experimental")
     ),
+    *(
+        Cell(
+            f"adk-multiagent-native-{mode}",
+            "drive_adk.py",
+            ("--scenario", "delegation", "--mode", mode),
+            "adk",
+        )
+        for mode in ("v2-content", "v1")
+    ),
+    Cell(
+        "adk-multiagent-openinference-global",
+        "drive_adk.py",
+        ("--scenario", "delegation", "--instrumentation", "openinference", "--global-provider"),
+        "adk",
+    ),
+    *(
+        Cell(
+            f"adk-multiagent-transfer-{name}",
+            "drive_adk.py",
+            ("--scenario", "delegation", "--delegation", "transfer", *args),
+            "adk",
+        )
+        for name, args in (
+            ("native-v2-content", ("--mode", "v2-content")),
+            ("native-v1", ("--mode", "v1")),
+            ("openinference-global", ("--instrumentation", "openinference", "--global-provider")),
+        )
+    ),
     Cell("adk-openinference", "drive_adk.py", ("--instrumentation", "openinference"), "adk"),
     Cell(
         "adk-openinference-global",
