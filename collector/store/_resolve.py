@@ -128,8 +128,9 @@ def _named_workflows(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     for span_id in unnamed:
         workflow = nodes[span_id]
         root = first.get(span_id)
-        agent = AgentInfo(root.agent.name, workflow.agent.run_id) if root and root.agent else None
-        named[span_id] = replace(workflow, agent=agent if agent and agent.name else None)
+        run_id = workflow.agent.run_id if workflow.agent else None
+        agent = AgentInfo(root.agent.name, run_id) if root and root.agent else None
+        named[span_id] = replace(workflow, agent=agent)
     return {**nodes, **named}
 
 
