@@ -65,6 +65,18 @@ CELLS: tuple[Cell, ...] = (
         for instrumentation in ("openinference", "openllmetry")
     ),
     Cell("smolagents-openinference", "drive_smolagents.py", (), "smolagents-openinference"),
+    Cell(
+        "smolagents-multiagent-openinference",
+        "drive_smolagents.py",
+        ("--scenario", "delegation"),
+        "smolagents-openinference",
+        known_gap=(
+            "openinference-instrumentation-smolagents 0.1.43 records a managed agent's call only as the "
+            "member's AGENT span `weather_agent.run` (no TOOL span), so the leader's request "
+            "`weather_agent` is stored as requested and never executed (the member's own calls are "
+            "read right, under `coordinator/weather_agent`)"
+        ),
+    ),
     Cell("llamaindex-openinference", "drive_llamaindex.py", (), "llamaindex-openinference"),
     Cell(
         "llamaindex-nostream-openinference",
@@ -134,6 +146,24 @@ CELLS: tuple[Cell, ...] = (
     ),
     Cell("crewai-openinference", "drive_crewai.py", ("--mode", "wrappers"), "crewai-openinference"),
     Cell("crewai-openinference-events", "drive_crewai.py", ("--mode", "events"), "crewai-openinference"),
+    Cell(
+        "crewai-multiagent-openinference",
+        "drive_crewai.py",
+        ("--scenario", "delegation", "--mode", "wrappers"),
+        "crewai-openinference",
+        known_gap=(
+            "openinference-instrumentation-crewai 1.1.21's wrappers open no span for the coworker a "
+            "delegation runs (they wrap `Task._execute_core`; `Delegate work to coworker` calls "
+            "`Agent.execute_task`), so the member's `get_weather` is stored under the leader "
+            "(`agent_path` `coordinator`) and `scope: leader` counts it"
+        ),
+    ),
+    Cell(
+        "crewai-multiagent-openinference-events",
+        "drive_crewai.py",
+        ("--scenario", "delegation", "--mode", "events"),
+        "crewai-openinference",
+    ),
     Cell("mcp-native", "drive_mcp.py", ("--instrumentation", "native"), "mcp"),
     Cell("mcp-openinference", "drive_mcp.py", ("--instrumentation", "openinference"), "mcp"),
     Cell("mcp-openllmetry", "drive_mcp.py", ("--instrumentation", "openllmetry"), "mcp-openllmetry"),
