@@ -137,6 +137,15 @@ CELLS: tuple[Cell, ...] = (
     ),
     *(
         Cell(
+            f"strands-multiagent-{mode}",
+            "drive_strands.py",
+            ("--scenario", "delegation", "--mode", mode),
+            "strands",
+        )
+        for mode in ("default", "latest", "latest_attributes")
+    ),
+    *(
+        Cell(
             f"langgraph-{shape}-openllmetry",
             "drive_langgraph.py",
             ("--shape", shape, "--instrumentation", "openllmetry"),
