@@ -79,6 +79,20 @@ CELLS: tuple[Cell, ...] = (
     ),
     Cell("llamaindex-openinference", "drive_llamaindex.py", (), "llamaindex-openinference"),
     Cell(
+        "llamaindex-multiagent-openinference",
+        "drive_llamaindex.py",
+        ("--scenario", "delegation"),
+        "llamaindex-openinference",
+        known_gap=(
+            "openinference-instrumentation-llama-index 4.6.1 records an `AgentWorkflow` as one CHAIN "
+            "`AgentWorkflow.run` whose steps are siblings: which agent runs a step shows only in the "
+            "Python repr of the `run_agent_step` span's input event (`current_agent_name='weather_agent'`), "
+            "never on or above a tool's span, so every execution is stored under `AgentWorkflow` (the "
+            "member's `get_weather` too, which `scope: leader` then counts); and the `handoff` tool's "
+            "arguments keep the `ctx` LlamaIndex injects (a `Context` repr)"
+        ),
+    ),
+    Cell(
         "llamaindex-nostream-openinference",
         "drive_llamaindex.py",
         ("--no-streaming",),
