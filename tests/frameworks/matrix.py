@@ -226,6 +226,18 @@ CELLS: tuple[Cell, ...] = (
         for tracing in ("native", "openinference")
     ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
+    Cell(
+        "autogen-multiagent-native",
+        "drive_autogen.py",
+        ("--scenario", "delegation", "--telemetry", "native", "--model", "replay"),
+        "autogen",
+    ),
+    Cell(
+        "autogen-multiagent-openinference",
+        "drive_autogen.py",
+        ("--scenario", "delegation", "--telemetry", "openinference", "--model", "openai"),
+        "autogen",
+    ),
     *(
         Cell(
             name,
