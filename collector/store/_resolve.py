@@ -356,7 +356,7 @@ def resolve_trace(
     kept = _drop_transport_duplicates(tree, list(executions))
     request_list = _drop_nested_duplicates(tree, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
-    ordered = sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
+    ordered = sorted(tree.nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
     placements = {node.span_id: tree.placement(node.span_id) for node in ordered}
     call_ids, linked = _link_requests(tree, kept, request_list, placements)
 
