@@ -64,6 +64,15 @@ CELLS: tuple[Cell, ...] = (
         )
         for instrumentation in ("openinference", "openllmetry")
     ),
+    *(
+        Cell(
+            f"langgraph-multiagent-subgraph-{instrumentation}",
+            "drive_langgraph.py",
+            ("--scenario", "delegation", "--delegation", "subgraph", "--instrumentation", instrumentation),
+            f"langchain-{instrumentation}",
+        )
+        for instrumentation in ("openinference", "openllmetry")
+    ),
     Cell("smolagents-openinference", "drive_smolagents.py", (), "smolagents-openinference"),
     Cell(
         "smolagents-multiagent-openinference",

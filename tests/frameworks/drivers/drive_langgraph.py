@@ -5,7 +5,10 @@ Shapes (`--shape`): `react` is LangGraph's prebuilt ReAct agent (`langgraph.preb
 `langchain.agents.create_agent`. `--scenario delegation` (cells `langgraph-multiagent-*`) plays the
 harness's delegation scenario with LangGraph's tool-calling supervisor pattern: the leader is a prebuilt
 ReAct agent named `coordinator` whose tool `weather_agent` invokes the member, a prebuilt ReAct agent
-named `weather_agent` with `get_weather`. The model is LangChain's own `GenericFakeChatModel` playing a script
+named `weather_agent` with `get_weather`. With `--delegation subgraph` (cells
+`langgraph-multiagent-subgraph-*`) the member is instead a node of the leader's graph: a `StateGraph`
+named `coordinator` whose node `weather_agent` is the member's compiled graph, then a node where the
+leader's model answers. The model is LangChain's own `GenericFakeChatModel` playing a script
 (tool calls with fixed ids, then text); its `bind_tools` keeps the script, since a fake model has no tool
 schema to send anywhere. Nothing leaves the machine but OTLP to `--endpoint`.
 
@@ -91,8 +94,9 @@ def _agent(shape: str, model: ScriptedChatModel, tools: list[Any]) -> Any:
     return graph.compile()
 
 
-def _delegate(harness: Harness) -> None:
-    """The delegation scenario: a supervisor agent whose tool runs the member agent."""
+def _delegate(harness: Harness, subgraph: bool) -> None:
+    """The delegation scenario: a supervisor agent whose tool runs the member agent, or a graph of which
+    the member is a node."""
     from langgraph.prebuilt import create_react_agent
 
     member_get_weather = harness.member_get_weather()
@@ -101,6 +105,24 @@ def _delegate(harness: Harness) -> None:
         [tool(member_get_weather)],
         name=MEMBER,
     )
+
+    if subgraph:
+        from langgraph.graph import END, START, MessagesState, StateGraph
+
+        leader_model = ScriptedChatModel(messages=iter([AIMessage(content=LEADER_ANSWER)]))
+
+        def answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+            return {"messages": [leader_model.invoke(state["messages"])]}
+
+        graph = StateGraph(MessagesState)
+        graph.add_node(MEMBER, member)
+        graph.add_node("answer", answer)
+        graph.add_edge(START, MEMBER)
+        graph.add_edge(MEMBER, "answer")
+        graph.add_edge("answer", END)
+        with harness.invocation(DELEGATION_TASK):
+            graph.compile(name=LEADER).invoke({"messages": [("user", MEMBER_REQUEST)]})
+        return
 
     @tool(MEMBER)
     def weather_agent(request: str) -> str:
@@ -116,10 +138,17 @@ def _delegate(harness: Harness) -> None:
         leader.invoke({"messages": [("user", DELEGATION_PROMPT)]})
 
 
+def _shape_name(args: Any) -> str:
+    if args.scenario != "delegation":
+        return str(args.shape)
+    return "multiagent-subgraph" if args.delegation == "subgraph" else "multiagent"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--shape", choices=SHAPES, default="react")
     parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
+    parser.add_argument("--delegation", choices=("tool", "subgraph"), default="tool")
     parser.add_argument(
         "--instrumentation", choices=("openinference", "openllmetry"), default="openinference"
     )
@@ -131,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     delegation = args.scenario == "delegation"
     harness = Harness(
-        f"langgraph-{'multiagent' if delegation else args.shape}-{args.instrumentation}",
+        f"langgraph-{_shape_name(args)}-{args.instrumentation}",
         ["langgraph", "langchain-core", "langchain", instrumentation_package],
         args.endpoint,
         args.record,
@@ -139,8 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shape, instrumentation = args.shape, args.instrumentation
     _instrument(instrumentation, harness)
     if delegation:
-        _delegate(harness)
-        harness.finish(requests=True, delegation_tools=[MEMBER])
+        subgraph = args.delegation == "subgraph"
+        _delegate(harness, subgraph)
+        harness.finish(requests=True, delegation_tools=[] if subgraph else [MEMBER])
         return 0
 
     @tool
