@@ -127,10 +127,11 @@ def _chain_agent(span: Span) -> bool:
     return False
 
 
-# A workflow: one invocation of an agent system, above its agents. ADK's telemetry schema v2 (google-adk
-# 2.13, `telemetry/_schema_version.py`: OpenTelemetry GenAI semconv 1.44) opens `invoke_workflow {root
-# agent}` (`gen_ai.operation.name = invoke_workflow`, `gen_ai.workflow.name`); schema v1 a bare
-# `invocation` span. Under it, the root agent and each sub-agent it transferred to are sibling
+# A workflow: one invocation of an agent system, above its agents: the "Invoke workflow span" of
+# open-telemetry/semantic-conventions v1.41.0 (`docs/gen-ai/gen-ai-agent-spans.md`), an internal agent span
+# since semantic-conventions-genai v0.1.0. ADK's telemetry schema v2 (google-adk 2.13,
+# `telemetry/_schema_version.py`) opens `invoke_workflow {root agent}` with `gen_ai.workflow.name`; its
+# schema v1 a bare `invocation` span. Under it, the root agent and each sub-agent it transferred to are sibling
 # `invoke_agent` spans: the workflow makes them one run, led by the root agent, the others its members.
 _WORKFLOW_OPERATION = "invoke_workflow"
 _ADK_SCOPE = "gcp.vertex.agent"
