@@ -131,8 +131,8 @@ def _chain_agent(span: Span) -> bool:
 # open-telemetry/semantic-conventions v1.41.0 (`docs/gen-ai/gen-ai-agent-spans.md`), an internal agent span
 # since semantic-conventions-genai v0.1.0. ADK's telemetry schema v2 (google-adk 2.13,
 # `telemetry/_schema_version.py`) opens `invoke_workflow {root agent}` with `gen_ai.workflow.name`; its
-# schema v1 a bare `invocation` span. Under it, the root agent and each sub-agent it transferred to are sibling
-# `invoke_agent` spans: the workflow makes them one run, led by the root agent, the others its members.
+# schema v1 a bare `invocation` span. Under it, the root agent and each sub-agent it transferred to are
+# sibling `invoke_agent` spans: the workflow makes them one run, led by the root agent, the rest members.
 _WORKFLOW_OPERATION = "invoke_workflow"
 _ADK_SCOPE = "gcp.vertex.agent"
 _ADK_V1_INVOCATION = "invocation"

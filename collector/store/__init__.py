@@ -22,5 +22,6 @@ Public:
 - `export`: `export` (`tracescore export`, hive-partitioned Parquet).
 
 Private: `_tracker` (open traces in memory), `_resolve` (run resolution of one complete trace, a
-pure function), `_stored_spans` (rows of `spans` back into domain spans).
+pure function), `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed
+workflows), `_stored_spans` (rows of `spans` back into domain spans).
 """
