@@ -85,6 +85,22 @@ def llama_index_result(value: Any) -> Any:
     return value
 
 
+# LlamaIndex's AgentWorkflow hands a tool that asks for it the workflow's `Context` (llama-index-core 0.14,
+# `AgentWorkflow.call_tool`: `tool.acall(ctx=ctx, **tool_kwargs)`, e.g. its own `handoff` tool), and the
+# instrumentation records the object's repr among the arguments: not an argument the model gave.
+_LLAMA_INDEX_CONTEXT = re.compile(r"<workflows\.context\.[\w.]*Context object at 0x[0-9a-f]+>")
+
+
+def without_llama_index_context(arguments: Arguments) -> Arguments:
+    value = arguments.value
+    if not isinstance(value, dict):
+        return arguments
+    kept = {k: v for k, v in value.items() if not (isinstance(v, str) and _LLAMA_INDEX_CONTEXT.fullmatch(v))}
+    if len(kept) == len(value):
+        return arguments
+    return Arguments(value=kept, raw=arguments.raw, raw_is_value=False)
+
+
 def adk_function_response(value: Any) -> Any:
     """OpenInference's google-adk instrumentation (1.0.5) records the whole FunctionResponse,
     `{"id", "name", "response"}`, as the tool's output; the tool's answer is `response`."""

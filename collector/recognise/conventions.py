@@ -39,6 +39,7 @@ from collector.recognise._shapes import (
     strands_response,
     strands_result,
     strands_unredacted,
+    without_llama_index_context,
 )
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
@@ -207,6 +208,7 @@ def _openinference(span: Span) -> _Content | None:
         name = span.name.removesuffix(".__call__").removesuffix(".acall")
     result = attrs.get("output.value")
     if scope == _LLAMA_INDEX_SCOPE:
+        arguments = without_llama_index_context(arguments)
         result = llama_index_result(result)
     elif scope == ADK_OPENINFERENCE_SCOPE:
         result = adk_result(adk_function_response(result))

@@ -97,8 +97,7 @@ CELLS: tuple[Cell, ...] = (
             "`AgentWorkflow.run` whose steps are siblings: which agent runs a step shows only in the "
             "Python repr of the `run_agent_step` span's input event (`current_agent_name='weather_agent'`), "
             "never on or above a tool's span, so every execution is stored under `AgentWorkflow` (the "
-            "member's `get_weather` too, which `scope: leader` then counts); and the `handoff` tool's "
-            "arguments keep the `ctx` LlamaIndex injects (a `Context` repr)"
+            "member's `get_weather` too, which `scope: leader` then counts)"
         ),
     ),
     Cell(
