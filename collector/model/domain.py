@@ -201,6 +201,11 @@ class AgentInfo:
     run_id: str | None
 
 
+# The name of an agent span that is a workflow not saying its agent (ADK schema v1's `invocation`): run
+# resolution names it after the first agent it runs, its root agent.
+UNNAMED_WORKFLOW = ""
+
+
 @compact_pickle
 @dataclass(slots=True)
 class SpanNode:
@@ -218,3 +223,8 @@ class SpanNode:
     attributes_for_select: dict[str, Any] = field(default_factory=dict)
     # Google ADK writes its invocation (run) id on the LLM spans inside an agent, not on the agent span.
     inner_run_id: str | None = None
+    # LangGraph only: how deep in nested graphs the node this span belongs to sits (the segments of its
+    # checkpoint namespace; 0 outside any node), and the span's name as an agent. A graph run inside
+    # another graph's node (a subgraph, an agent called from a tool) is told by its children.
+    graph_depth: int = 0
+    graph_name: str | None = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collector.model.domain import AgentInfo, Span, SpanNode
+from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, Span, SpanNode
 from collector.recognise._content import load_json_text
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
@@ -15,6 +15,7 @@ _AGENT_NAME_KEYS = (
     "graph.node.name",
     "agent_name",
     "traceloop.entity.name",
+    "gen_ai.workflow.name",
 )
 _SESSION_KEYS = (
     "session.id",
@@ -57,19 +58,53 @@ _LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
 _GRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
 
-def _langgraph_role(span: Span) -> str | None:
-    """`graph` for a LangGraph invocation, `node` for a span inside one, None for anything else."""
+def _langgraph_metadata(span: Span) -> dict[str, Any] | None:
     if span.resource.scope_name != _LANGCHAIN_SCOPE:
         return None
     text = span.attributes.get("metadata")
     if not isinstance(text, str) or "ls_integration" not in text:
         return None
     metadata = load_json_text(text)
-    if not isinstance(metadata, dict):
+    return metadata if isinstance(metadata, dict) else None
+
+
+def _langgraph_role(span: Span) -> str | None:
+    """`graph` for a LangGraph invocation, `node` for a span inside one, None for anything else."""
+    metadata = _langgraph_metadata(span)
+    if metadata is None:
         return None
     if "langgraph_node" in metadata:
         return "node"
     return "graph" if metadata.get("ls_integration") in _GRAPH_INTEGRATIONS else None
+
+
+# OpenLLMetry's LangChain instrumentation (opentelemetry-instrumentation-langchain 0.62.4) copies the same
+# run metadata as association properties, one attribute per key.
+_OPENLLMETRY_LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+_OPENLLMETRY_NAMESPACE = "traceloop.association.properties.langgraph_checkpoint_ns"
+
+
+def _langgraph_nesting(span: Span) -> tuple[int, str | None]:
+    """How deep in nested graphs a LangGraph span's node sits, and the span's name as an agent.
+
+    LangGraph names each node run `{node}:{task id}` in `langgraph_checkpoint_ns`, joined with `|` to its
+    parent graphs' nodes: a graph called from a node of another graph (a subgraph, or an agent run by a
+    tool, the supervisor pattern) gives its own nodes one segment more than the node it runs in. The
+    graph's own span carries only the outer node's namespace, so it is found by its children, at run
+    resolution (issue #16's multi-agent case)."""
+    scope = span.resource.scope_name
+    if scope == _OPENLLMETRY_LANGCHAIN_SCOPE:
+        namespace = span.attributes.get(_OPENLLMETRY_NAMESPACE)
+        name = _first_text(span.attributes, ("traceloop.entity.name",))
+    elif scope == _LANGCHAIN_SCOPE:
+        metadata = _langgraph_metadata(span)
+        namespace = metadata.get("langgraph_checkpoint_ns") if metadata else None
+        name = span.name
+    else:
+        return 0, None
+    if not isinstance(namespace, str) or not namespace:
+        return 0, None
+    return namespace.count("|") + 1, name or span.name
 
 
 # Agents whose instrumentation gives them no AGENT kind, only a CHAIN span (issue #16):
@@ -99,9 +134,26 @@ def _chain_agent(span: Span) -> bool:
     return False
 
 
+# A workflow: one invocation of an agent system, above its agents: the "Invoke workflow span" of
+# open-telemetry/semantic-conventions v1.41.0 (`docs/gen-ai/gen-ai-agent-spans.md`), an internal agent span
+# since semantic-conventions-genai v0.1.0. ADK's telemetry schema v2 (google-adk 2.13,
+# `telemetry/_schema_version.py`) opens `invoke_workflow {root agent}` with `gen_ai.workflow.name`; its
+# schema v1 a bare `invocation` span. Under it, the root agent and each sub-agent it transferred to are
+# sibling `invoke_agent` spans: the workflow makes them one run, led by the root agent, the rest members.
+_WORKFLOW_OPERATION = "invoke_workflow"
+_ADK_SCOPE = "gcp.vertex.agent"
+_ADK_V1_INVOCATION = "invocation"
+
+
+def _adk_v1_invocation(span: Span) -> bool:
+    return span.resource.scope_name == _ADK_SCOPE and span.name == _ADK_V1_INVOCATION
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
+    if kind == "AGENT" and span.resource.scope_name == _LANGCHAIN_SCOPE and "tool.name" in attrs:
+        return False  # a tool whose name says `agent` (see conventions.py, `_openinference`)
     if _openai_agents_workflow(span):
         return False  # the workflow is not an agent: it would head every agent path and hide the leader
     role = _langgraph_role(span)
@@ -111,8 +163,10 @@ def is_agent_span(span: Span) -> bool:
         return True
     if span.name == _HAYSTACK_AGENT_SPAN and "haystack.agent.max_steps" in attrs:
         return True
+    if _adk_v1_invocation(span):
+        return True
     return (
-        attrs.get("gen_ai.operation.name") == "invoke_agent"
+        attrs.get("gen_ai.operation.name") in ("invoke_agent", _WORKFLOW_OPERATION)
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2
@@ -138,6 +192,8 @@ _AUTOGEN_SCOPE = "openinference.instrumentation.autogen_agentchat"
 
 
 def _agent_name(span: Span) -> str:
+    if _adk_v1_invocation(span):
+        return UNNAMED_WORKFLOW
     if span.resource.scope_name.startswith(_CREWAI_SCOPE):
         role = _first_text(span.attributes, ("graph.node.id",))
         if role:
@@ -145,7 +201,7 @@ def _agent_name(span: Span) -> str:
     name = _first_text(span.attributes, _AGENT_NAME_KEYS)
     if name:
         return name
-    for prefix in ("invoke_agent ", "agent run"):
+    for prefix in ("invoke_agent ", "invoke_workflow ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
     if span.name == _HAYSTACK_AGENT_SPAN:
@@ -169,6 +225,7 @@ def _resource_task(span: Span) -> str | None:
 
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
+    graph_depth, graph_name = _langgraph_nesting(span)
     if span.parent_span_id is not None and _NODE_KEYS.isdisjoint(attrs) and not is_agent_span(span):
         # Most spans (tools, chats) only place themselves under their parent: skip the key lookups.
         return SpanNode(
@@ -181,6 +238,8 @@ def span_node(span: Span) -> SpanNode:
             _resource_task(span),
             None,
             span.resource.service_name,
+            graph_depth=graph_depth,
+            graph_name=graph_name,
         )
     agent = None
     if is_agent_span(span):
@@ -199,4 +258,6 @@ def span_node(span: Span) -> SpanNode:
         service_name=span.resource.service_name,
         attributes_for_select={**span.resource.attributes, **attrs} if keep_attributes else {},
         inner_run_id=_first_text(attrs, ("gcp.vertex.agent.invocation_id",)) if agent is None else None,
+        graph_depth=graph_depth,
+        graph_name=graph_name,
     )

@@ -85,6 +85,22 @@ def llama_index_result(value: Any) -> Any:
     return value
 
 
+# LlamaIndex's AgentWorkflow hands a tool that asks for it the workflow's `Context` (llama-index-core 0.14,
+# `AgentWorkflow.call_tool`: `tool.acall(ctx=ctx, **tool_kwargs)`, e.g. its own `handoff` tool), and the
+# instrumentation records the object's repr among the arguments: not an argument the model gave.
+_LLAMA_INDEX_CONTEXT = re.compile(r"<workflows\.context\.[\w.]*Context object at 0x[0-9a-f]+>")
+
+
+def without_llama_index_context(arguments: Arguments) -> Arguments:
+    value = arguments.value
+    if not isinstance(value, dict):
+        return arguments
+    kept = {k: v for k, v in value.items() if not (isinstance(v, str) and _LLAMA_INDEX_CONTEXT.fullmatch(v))}
+    if len(kept) == len(value):
+        return arguments
+    return Arguments(value=kept, raw=arguments.raw, raw_is_value=False)
+
+
 def adk_function_response(value: Any) -> Any:
     """OpenInference's google-adk instrumentation (1.0.5) records the whole FunctionResponse,
     `{"id", "name", "response"}`, as the tool's output; the tool's answer is `response`."""
@@ -225,3 +241,16 @@ def openai_agents_handoff_tool(agent: str) -> str:
     but ASCII letters, digits and `_` becomes `_`, then lowercase). A handoff given its own
     `tool_name_override` is stored under this default name all the same: the span does not carry it."""
     return re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{agent}").lower()
+
+
+# OpenInference instrumentations that record a tool's bound Python call as its `input.value`, not the
+# arguments the model gave, with the keys the wrapper adds around them (issue #16, items 5, 10, 11):
+# smolagents (openinference-instrumentation-smolagents 0.1.43, `_wrappers._get_input_value` binds
+# `Tool.__call__(self, *args, sanitize_inputs_outputs=False, **kwargs)`), LlamaIndex (-llama-index
+# 4.6.1, `_handler._Span.process_input` binds `FunctionTool.acall(**kwargs)`) and DSPy (-dspy 0.1.48,
+# `_bind_arguments` on `Tool.__call__(**kwargs)`).
+BOUND_CALL_SCOPES = {
+    "openinference.instrumentation.smolagents": frozenset({"args", "kwargs", "sanitize_inputs_outputs"}),
+    "openinference.instrumentation.llama_index": frozenset({"args", "kwargs"}),
+    "openinference.instrumentation.dspy": frozenset({"args", "kwargs"}),
+}

@@ -20,6 +20,7 @@ from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
     ADK_SCOPE,
+    BOUND_CALL_SCOPES,
     DETAILS_EVENT,
     HANDOFF_PREFIX,
     LANGCHAIN_OPENINFERENCE_SCOPE,
@@ -41,6 +42,7 @@ from collector.recognise._shapes import (
     strands_response,
     strands_result,
     strands_unredacted,
+    without_llama_index_context,
 )
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
@@ -167,17 +169,6 @@ def _mcp(span: Span) -> _Content | None:
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 
 
-# OpenInference instrumentations that record a tool's bound Python call as its `input.value`, not the
-# arguments the model gave, with the keys the wrapper adds around them (issue #16, items 5, 10, 11):
-# smolagents (openinference-instrumentation-smolagents 0.1.43, `_wrappers._get_input_value` binds
-# `Tool.__call__(self, *args, sanitize_inputs_outputs=False, **kwargs)`), LlamaIndex (-llama-index
-# 4.6.1, `_handler._Span.process_input` binds `FunctionTool.acall(**kwargs)`) and DSPy (-dspy 0.1.48,
-# `_bind_arguments` on `Tool.__call__(**kwargs)`).
-_BOUND_CALL_SCOPES = {
-    "openinference.instrumentation.smolagents": frozenset({"args", "kwargs", "sanitize_inputs_outputs"}),
-    "openinference.instrumentation.llama_index": frozenset({"args", "kwargs"}),
-    "openinference.instrumentation.dspy": frozenset({"args", "kwargs"}),
-}
 _DSPY_SCOPE = "openinference.instrumentation.dspy"
 _SMOLAGENTS_SCOPE = "openinference.instrumentation.smolagents"
 _LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
@@ -187,9 +178,13 @@ _REDACTED = "__REDACTED__"
 
 def _openinference(span: Span) -> _Content | None:
     attrs = span.attributes
-    if attrs.get("openinference.span.kind") != "TOOL":
-        return None
     scope = span.resource.scope_name
+    kind = attrs.get("openinference.span.kind")
+    # OpenInference's LangChain instrumentation (0.1.80, `_tracer.py`) gives the kind AGENT to any run whose
+    # name holds `agent`, tools too (`weather_agent`, an agent called as a tool): `tool.name` says it is one.
+    langchain_tool = kind == "AGENT" and scope == LANGCHAIN_OPENINFERENCE_SCOPE and "tool.name" in attrs
+    if kind != "TOOL" and not langchain_tool:
+        return None
     if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith(HANDOFF_PREFIX):
         # The model's call is `transfer_to_…`: stored under that name, its request joins it and gives it
         # its arguments and call id; `kind` lets specs not see it unless they name it.
@@ -205,15 +200,16 @@ def _openinference(span: Span) -> _Content | None:
     # `tool.parameters` is the tool's JSON Schema in OpenInference's conventions, never a call's arguments.
     raw_args = attrs.get("input.value")
     arguments = NO_ARGUMENTS if raw_args == _REDACTED else parse_arguments(raw_args)
-    if scope in _BOUND_CALL_SCOPES:
+    if scope in BOUND_CALL_SCOPES:
         arguments = unwrap_bound_call(
-            arguments, _BOUND_CALL_SCOPES[scope], lone_dict_is_kwargs=scope == _SMOLAGENTS_SCOPE
+            arguments, BOUND_CALL_SCOPES[scope], lone_dict_is_kwargs=scope == _SMOLAGENTS_SCOPE
         )
     name = _text(attrs, "tool.name")
     if name is None and scope == _DSPY_SCOPE:  # DSPy names the span after the method: `get_weather.__call__`
         name = span.name.removesuffix(".__call__").removesuffix(".acall")
     result = attrs.get("output.value")
     if scope == _LLAMA_INDEX_SCOPE:
+        arguments = without_llama_index_context(arguments)
         result = llama_index_result(result)
     elif scope == ADK_OPENINFERENCE_SCOPE:
         result = adk_result(adk_function_response(result))

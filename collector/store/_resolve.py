@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolOutcome, ToolRequest
+from collector.store._members import with_hidden_agents
 from collector.store._same_call import (
     canonical,
     drop_nested_duplicates,
@@ -89,6 +90,7 @@ def _distinct_agents(agents: list[SpanNode]) -> list[SpanNode]:
 class _Tree:
     def __init__(self, trace_id: str, nodes: dict[str, SpanNode]) -> None:
         self.trace_id = trace_id
+        nodes = with_hidden_agents(nodes)
         self.nodes = nodes
         self._chains: dict[str, list[SpanNode]] = {}
         self._inner: dict[str, str] | None = None
@@ -254,7 +256,7 @@ def resolve_trace(
     kept = drop_transport_duplicates(tree.chain, list(executions))
     request_list = drop_nested_duplicates(tree.chain, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
-    ordered = sorted(nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
+    ordered = sorted(tree.nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
     placements = {node.span_id: tree.placement(node.span_id) for node in ordered}
     call_ids, linked = _link_requests(tree, kept, request_list, placements)
 

@@ -11,6 +11,12 @@ OTLP and scored it against `specs_for(cell)`. Every cell is held to the same rul
 - where the instrumentation shows the model's requests, every request is joined to its execution;
 - a `scope: leader` spec that should pass passes, a spec missing a tool fails naming it, and a spec
   expecting the tool that raised fails.
+
+A cell that plays the delegation scenario (the harness's `DELEGATION`: a leader agent hands the question
+to a member agent, whose tool call the ledger marks with its agent) is held to the same rules, and to
+the `members` aspect besides: each execution's `agent_path` is the agent that made the call (the member's
+`leader/member`, the leader's its name alone), the run is the leader's, a `scope: leader` spec expecting
+the member's tool fails naming it (the member's execution left out), and a `scope: all` one passes.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ class Truth:
     internal_tools: tuple[str, ...]
     invocations: tuple[dict[str, Any], ...]
     versions: dict[str, str]
+    # The delegation scenario only: the names the spans give the leader and the member (`leader`,
+    # `member`), and the tools through which the framework has the leader delegate.
+    agents: dict[str, str] | None = None
+    delegation_tools: tuple[str, ...] = ()
 
     @staticmethod
     def load(path: Path) -> Truth:
@@ -45,7 +55,19 @@ class Truth:
             tuple(data["internal_tools"]),
             tuple(data["invocations"]),
             data["versions"],
+            data.get("agents"),
+            tuple(data.get("delegation_tools", ())),
         )
+
+    @property
+    def multiagent(self) -> bool:
+        return self.agents is not None
+
+    def agent_path(self, agent: str) -> str:
+        """The `agent_path` an execution of this agent's call must have: the member's is under the leader."""
+        assert self.agents is not None
+        leader = self.agents["leader"]
+        return leader if agent == LEADER else f"{leader}/{self.agents.get('member', agent)}"
 
     def expected(self, call: dict[str, Any]) -> tuple[str, str]:
         """What an execution of this call must store: its arguments, or NULL where none are captured."""
@@ -56,6 +78,8 @@ def specs_for(truth: Truth) -> str:
     """Three specs per cell, selecting its runs by service name (each driver names its service)."""
     cell = truth.cell
     ignore = f"ignore_tools: {json.dumps(list(truth.internal_tools))}\n" if truth.internal_tools else ""
+    if truth.multiagent:
+        return _delegation_specs(truth)
     return (
         f"name: {cell}/weather\n"
         f"select: {{service.name: {cell}, task: weather}}\n"
@@ -76,6 +100,38 @@ def specs_for(truth: Truth) -> str:
     )
 
 
+# The delegation scenario's names (tests/frameworks/drivers/_harness.py: LEADER, MEMBER).
+LEADER = "coordinator"
+
+
+def _delegation_specs(truth: Truth) -> str:
+    """The delegation scenario's specs: every agent's executions (scope `all`), strict on the member's
+    call, should pass; the leader's own (scope `leader`) lack the member's call; one more tool fails."""
+    cell = truth.cell
+    framework = [*truth.internal_tools, *truth.delegation_tools]
+    ignore = f"ignore_tools: {json.dumps(framework)}\n" if framework else ""
+    select = f"select: {{service.name: {cell}, task: delegation}}\n"
+    return (
+        f"name: {cell}/delegation\n"
+        f"{select}"
+        "expected_tools: [get_weather]\n"
+        f"{'arguments: {get_weather: {city: Paris}}' if truth.arguments else ''}\n"
+        "calls: {get_weather: {exactly: 1}}\n"
+        "allow_additional: false\n"
+        f"{ignore}"
+        "scope: all\n"
+        "---\n"
+        f"name: {cell}/delegation-leader\n"
+        f"{select}"
+        "expected_tools: [get_weather]\n"
+        "scope: leader\n"
+        "---\n"
+        f"name: {cell}/delegation-and-booking\n"
+        f"{select}"
+        "expected_tools: [get_weather, book_flight]\n"
+    )
+
+
 def _rows(connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     cursor = connection.execute(sql, params)
     names = [d[0] for d in cursor.description]
@@ -87,6 +143,9 @@ def _key(tool: str, arguments: Any) -> tuple[str, str]:
 
 
 ASPECTS = ("runs", "executions", "arguments", "errors", "results", "requests", "verdicts")
+# Judged only for the cells that play the delegation scenario.
+MEMBERS = "members"
+COLUMNS = (*ASPECTS, MEMBERS)
 
 
 def _arguments(execution: dict[str, Any]) -> Any:
@@ -99,7 +158,8 @@ def _result(execution: dict[str, Any]) -> Any:
 
 def findings(db: Path, truth: Truth) -> dict[str, list[str]]:
     """Every way the stored rows and verdicts of this cell differ from the truth, by aspect."""
-    found: dict[str, list[str]] = {aspect: [] for aspect in ASPECTS}
+    found: dict[str, list[str]] = {aspect: [] for aspect in COLUMNS}
+    framework_tools = {*truth.internal_tools, *truth.delegation_tools}
     with duckdb.connect(str(db), read_only=True) as connection:
         runs = _rows(connection, "SELECT * FROM runs WHERE service_name = ?", [truth.cell])
         for invocation in truth.invocations:
@@ -116,7 +176,9 @@ def findings(db: Path, truth: Truth) -> dict[str, list[str]]:
                 "SELECT * FROM executions WHERE run_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY start_time",
                 [run_ids],
             )
-            ours = [e for e in executions if e["tool_name"] not in truth.internal_tools]
+            ours = [e for e in executions if e["tool_name"] not in framework_tools]
+            if truth.multiagent:
+                found[MEMBERS] += _members(truth, task, mine, executions)
             calls = invocation["calls"]
             names = Counter(e["tool_name"] for e in ours)
             if names != Counter(c["tool"] for c in calls):
@@ -171,20 +233,57 @@ def findings(db: Path, truth: Truth) -> dict[str, list[str]]:
                 [truth.cell],
             )
         }
-    expectations = {
-        f"{truth.cell}/weather": (True, None),
-        f"{truth.cell}/weather-and-booking": (False, "book_flight"),
-        f"{truth.cell}/booking": (False, "book_flight"),
-    }
-    for spec, (passed, named) in expectations.items():
+    cell = truth.cell
+    if truth.multiagent:
+        expectations = {
+            f"{cell}/delegation": ("verdicts", True, ()),
+            f"{cell}/delegation-and-booking": ("verdicts", False, ("book_flight",)),
+            f"{cell}/delegation-leader": (MEMBERS, False, ("get_weather", "member execution(s) left out")),
+        }
+    else:
+        expectations = {
+            f"{cell}/weather": ("verdicts", True, ()),
+            f"{cell}/weather-and-booking": ("verdicts", False, ("book_flight",)),
+            f"{cell}/booking": ("verdicts", False, ("book_flight",)),
+        }
+    for spec, (aspect, passed, named) in expectations.items():
         verdict = verdicts.get(spec)
         if verdict is None:
-            found["verdicts"].append(f"{spec}: no verdict")
+            found[aspect].append(f"{spec}: no verdict")
         elif verdict["passed"] is not passed:
-            found["verdicts"].append(f"{spec}: passed={verdict['passed']} ({verdict['reason']})")
-        elif named is not None and named not in (verdict["reason"] or ""):
-            found["verdicts"].append(f"{spec}: the reason does not name {named}: {verdict['reason']}")
+            found[aspect].append(f"{spec}: passed={verdict['passed']} ({verdict['reason']})")
+        else:
+            for name in named:
+                if name not in (verdict["reason"] or ""):
+                    found[aspect].append(f"{spec}: the reason does not name {name}: {verdict['reason']}")
     return found
+
+
+def _members(
+    truth: Truth, task: str, runs: list[dict[str, Any]], executions: list[dict[str, Any]]
+) -> list[str]:
+    """How the stored agents of one delegation invocation differ from who made each call."""
+    assert truth.agents is not None
+    problems = []
+    leader = truth.agents["leader"]
+    if [r["agent_name"] for r in runs] != [leader]:
+        problems.append(f"{task}: the run's agent is {[r['agent_name'] for r in runs]}, not {leader!r}")
+    for call in (
+        c for invocation in truth.invocations if invocation["task"] == task for c in invocation["calls"]
+    ):
+        wanted = truth.agent_path(call["agent"]) if call.get("agent") else None
+        for execution in executions:
+            mine = _key(execution["tool_name"], _arguments(execution)) == truth.expected(call)
+            if wanted and mine and execution["agent_path"] != wanted:
+                problems.append(
+                    f"{task}: {call['tool']} by {call['agent']}: agent_path "
+                    f"{execution['agent_path']!r}, not {wanted!r}"
+                )
+    for tool in truth.delegation_tools:
+        paths = [e["agent_path"] for e in executions if e["tool_name"] == tool]
+        if paths != [leader]:
+            problems.append(f"{task}: the leader's delegation {tool}: agent paths {paths}, not [{leader!r}]")
+    return problems
 
 
 def problems(db: Path, truth: Truth) -> list[str]:
@@ -203,11 +302,13 @@ def table(rows: list[tuple[Truth, dict[str, list[str]]]], gaps: dict[str, str]) 
     lines = [
         TABLE_START,
         "",
-        "| cell | versions | " + " | ".join(ASPECTS) + " |",
-        "|---|---|" + "---|" * len(ASPECTS),
+        "| cell | versions | " + " | ".join(COLUMNS) + " |",
+        "|---|---|" + "---|" * len(COLUMNS),
     ]
     for truth, found in rows:
-        marks = {aspect: "**no**" if found[aspect] else "yes" for aspect in ASPECTS}
+        marks = {aspect: "**no**" if found[aspect] else "yes" for aspect in COLUMNS}
+        if not truth.multiagent:
+            marks[MEMBERS] = "—"
         if not truth.arguments:
             marks["arguments"] = marks["results"] = "not captured"
         if not truth.requests:
@@ -215,7 +316,7 @@ def table(rows: list[tuple[Truth, dict[str, list[str]]]], gaps: dict[str, str]) 
         if not truth.error_messages and marks["errors"] == "yes":
             marks["errors"] = "yes (no message)"
         pinned = ", ".join(f"{name} {version}" for name, version in truth.versions.items())
-        lines.append(f"| `{truth.cell}` | {pinned} | " + " | ".join(marks[a] for a in ASPECTS) + " |")
+        lines.append(f"| `{truth.cell}` | {pinned} | " + " | ".join(marks[a] for a in COLUMNS) + " |")
     if gaps:
         lines += ["", "Known gaps (their tests are expected to fail until fixed):", ""]
         lines += [f"- `{cell}`: {gap}." for cell, gap in sorted(gaps.items())]

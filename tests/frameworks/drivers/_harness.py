@@ -18,6 +18,15 @@ one set of checks judge them all (tests/frameworks/test_recorded.py, tests/frame
   turn where the framework runs parallel calls, else in two; then a final answer.
 - task `booking`: `book_flight(destination, passengers)` raises `ValueError("no seats left to Oslo")`;
   the model then answers without it.
+
+Where a framework has a multi-agent facility, its `-multiagent-` cells play the delegation scenario
+instead (`DELEGATION`, one invocation):
+
+- task `delegation`: the leader agent `coordinator` hands the question to the member agent
+  `weather_agent` through the framework's own facility (agent as a tool, sub-agent, managed agent, crew
+  delegation, subgraph, team); the member calls `get_weather(city="Paris")` and answers; the leader then
+  answers. The ledger records which agent made each call (`agent`), and the truth names the leader and
+  the member (`agents`), so the checks can hold each execution's `agent_path` to the agent that ran it.
 """
 
 from __future__ import annotations
@@ -57,6 +66,17 @@ SCENARIO = (
     ("weather", WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER),
     ("booking", BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER),
 )
+
+# The delegation scenario: the leader's model delegates (how is the framework's own business), the
+# member's model calls `MEMBER_CALLS`, then each answers.
+LEADER = "coordinator"
+MEMBER = "weather_agent"
+DELEGATION_TASK = "delegation"
+DELEGATION_PROMPT = "What is the weather in Paris? Ask the weather agent."
+MEMBER_REQUEST = "What is the weather in Paris?"
+MEMBER_CALLS = (("call_member_paris", "get_weather", {"city": "Paris"}),)
+MEMBER_ANSWER = "Paris: 18°C, light rain."
+LEADER_ANSWER = "The weather agent says: Paris: 18°C, light rain."
 
 
 def _hex(value: str) -> str:
@@ -144,16 +164,32 @@ class Harness:
             except Exception as exc:  # the framework's own answer to the tool's error
                 invocation["raised"] = f"{type(exc).__name__}: {exc}"
 
-    def called(self, tool: str, arguments: dict[str, Any], returned: Any = None) -> dict[str, Any]:
-        """What a tool received (and will return), recorded by the tool itself before it does anything.
+    def called(
+        self, tool: str, arguments: dict[str, Any], returned: Any = None, agent: str | None = None
+    ) -> dict[str, Any]:
+        """What a tool received (and will return), recorded by the tool itself before it does anything;
+        `agent`: which agent of a multi-agent scenario the tool belongs to.
 
         One append per call: parallel calls run in threads in some frameworks (smolagents, Strands)."""
         call = {"tool": tool, "arguments": arguments, "error": None, "returned": returned}
+        if agent is not None:
+            call["agent"] = agent
         self.invocations[-1]["calls"].append(call)
         return call
 
-    def get_weather(self, city: str) -> str:
-        return str(self.called("get_weather", {"city": city}, returned=WEATHER[city])["returned"])
+    def get_weather(self, city: str, agent: str | None = None) -> str:
+        return str(
+            self.called("get_weather", {"city": city}, returned=WEATHER[city], agent=agent)["returned"]
+        )
+
+    def member_get_weather(self) -> Callable[[str], str]:
+        """The member's `get_weather` of the delegation scenario, as a plain typed function."""
+
+        def get_weather(city: str) -> str:
+            """The current weather in a city."""
+            return self.get_weather(city, agent=MEMBER)
+
+        return get_weather
 
     def book_flight(self, destination: str, passengers: int) -> str:
         call = self.called("book_flight", {"destination": destination, "passengers": passengers})
@@ -180,6 +216,8 @@ class Harness:
         arguments: bool = True,
         error_messages: bool = True,
         internal_tools: Sequence[str] = (),
+        delegation_tools: Sequence[str] = (),
+        agent_names: dict[str, str] | None = None,
         **facts: Any,
     ) -> None:
         """Flush every span, and write the ground truth beside the recording.
@@ -188,7 +226,12 @@ class Harness:
         execution must be joined to its request. `arguments`: it captures tool arguments at all (some
         instrumentations capture no content by default). `error_messages`: the spans carry the text of a
         tool's exception anywhere. `internal_tools`: tools the framework itself runs beside the agent's
-        own (smolagents' `final_answer`): real executions the ledger lacks."""
+        own (smolagents' `final_answer`): real executions the ledger lacks.
+
+        For the delegation scenario: `delegation_tools` are the tools through which the framework has the
+        leader hand work to the member (an agent used as a tool, ADK's `transfer_to_agent`): real
+        executions of the leader the ledger lacks. `agent_names`: the name the framework's spans give
+        each agent of the scenario (`LEADER`, `MEMBER`), where it is not the agent's own name."""
         self.provider.force_flush()
         self.provider.shutdown()
         if self.record is None:
@@ -204,4 +247,8 @@ class Harness:
             "invocations": self.invocations,
             **facts,
         }
+        if any(call.get("agent") for invocation in self.invocations for call in invocation["calls"]):
+            names = {LEADER: LEADER, MEMBER: MEMBER, **(agent_names or {})}
+            truth["agents"] = {"leader": names[LEADER], "member": names[MEMBER]}
+            truth["delegation_tools"] = list(delegation_tools)
         (self.record / "calls.json").write_text(json.dumps(truth, indent=2, ensure_ascii=False) + "\n")

@@ -25,6 +25,12 @@ ADK's telemetry modes (`--mode`, default `v2`), each set through ADK's environme
 - `v1-experimental`: schema v1 with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` and
   `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`.
 
+`--scenario delegation` (cells `adk-multiagent-*`) plays the harness's delegation scenario: the leader
+`coordinator` has the member `weather_agent` as a tool (`AgentTool`, which runs the member in a runner of
+its own, inside the tool's span), and the member calls `get_weather`. With `--delegation transfer`
+(cells `adk-multiagent-transfer-*`) the member is a sub-agent instead (`sub_agents`): the leader's model
+calls ADK's `transfer_to_agent`, the member takes over the invocation and gives the final answer.
+
 Run inside a virtualenv with tests/frameworks/requirements/adk.txt installed:
     python tests/frameworks/drivers/drive_adk.py --instrumentation native --mode v2-content \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
@@ -39,6 +45,14 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any, NamedTuple
 
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -150,6 +164,36 @@ async def _play(harness: Harness) -> None:
             await _invoke(agent, prompt)
 
 
+async def _delegate(harness: Harness, transfer: bool) -> None:
+    """The delegation scenario: the member as the leader's tool (`AgentTool`), or its sub-agent."""
+    from google.adk.tools.agent_tool import AgentTool
+
+    member = LlmAgent(
+        name=MEMBER,
+        description="Answers weather questions.",
+        model=ScriptedModel(model="scripted", script=_turns(MEMBER_CALLS, MEMBER_ANSWER)),
+        instruction="Use the tools to answer.",
+        tools=[harness.member_get_weather()],
+    )
+    if transfer:
+        leader_calls = (("call_delegate", "transfer_to_agent", {"agent_name": MEMBER}),)
+        # The member answers for the leader: the leader's model is asked only once.
+        script = _turns(leader_calls, LEADER_ANSWER)[:1]
+    else:
+        leader_calls = (("call_delegate", MEMBER, {"request": MEMBER_REQUEST}),)
+        script = _turns(leader_calls, LEADER_ANSWER)
+    leader = LlmAgent(
+        name=LEADER,
+        description="Delegates weather questions.",
+        model=ScriptedModel(model="scripted", script=script),
+        instruction="Ask the weather agent.",
+        tools=[] if transfer else [AgentTool(agent=member)],
+        sub_agents=[member] if transfer else [],
+    )
+    with harness.invocation(DELEGATION_TASK):
+        await _invoke(leader, DELEGATION_PROMPT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--instrumentation", choices=("native", "openinference"), default="native")
@@ -159,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="openinference only: also make the provider global, as phoenix.otel.register does",
     )
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
+    parser.add_argument("--delegation", choices=("agent-tool", "transfer"), default="agent-tool")
     args = parser.parse_args(argv)
     if args.instrumentation == "native" and args.global_provider:
         parser.error("--global-provider is for openinference only (native always uses the global one)")
@@ -170,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         packages.append("openinference-instrumentation-google-adk")
     else:
         cell = f"adk-native-{mode}"
+    delegation = args.scenario == "delegation"
+    if delegation:
+        multiagent = "multiagent-transfer" if args.delegation == "transfer" else "multiagent"
+        cell = cell.replace("adk-", f"adk-{multiagent}-", 1)
     harness = Harness(cell, packages, args.endpoint, args.record)
     _set_mode(mode)
     if args.instrumentation == "openinference":
@@ -180,13 +230,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from opentelemetry import trace
 
         trace.set_tracer_provider(harness.provider)
-    asyncio.run(_play(harness))
+    transfer = args.delegation == "transfer"
+    asyncio.run(_delegate(harness, transfer) if delegation else _play(harness))
     # OpenInference records the model's turns only on spans ADK's own tracer opens (`call_llm` in schema v1,
     # `invoke_agent` in v2), which exist only when that tracer has the global provider.
     requests = args.global_provider if args.instrumentation == "openinference" else MODES[mode].requests
     # Natively, arguments are captured exactly when the model's turns are (one content switch for both).
     captured = args.instrumentation == "openinference" or MODES[mode].requests
-    harness.finish(requests=requests, arguments=captured, parallel_calls=True)
+    if delegation:
+        tool = "transfer_to_agent" if transfer else MEMBER
+        harness.finish(requests=requests, arguments=captured, delegation_tools=[tool])
+    else:
+        harness.finish(requests=requests, arguments=captured, parallel_calls=True)
     return 0
 
 

@@ -31,6 +31,11 @@ Cells: `autogen-openinference` (`--telemetry openinference --model openai`), `au
 The agent is built outside the invocation, as an application builds it once: in `native`/`both`
 its `create_agent` span is a trace of its own. Nothing leaves the machine but OTLP to `--endpoint`.
 
+`--scenario delegation` (cells `autogen-multiagent-<telemetry>`) plays the harness's delegation scenario
+with AgentChat's agent as a tool: the leader `coordinator` is given the member `weather_agent` as an
+`autogen_agentchat.tools.AgentTool` (a tool named after the agent, taking `task`), and the member calls
+`get_weather`.
+
 Run inside a virtualenv with tests/frameworks/requirements/autogen.txt installed:
     python tests/frameworks/drivers/drive_autogen.py --telemetry openinference --model openai \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
@@ -46,6 +51,14 @@ from typing import Any
 
 import httpx2
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -122,23 +135,62 @@ def _openai(calls: Sequence[Call], answer: str) -> ChatCompletionClient:
     )
 
 
+def _delegate(harness: Harness, model: str) -> None:
+    """The delegation scenario: the member as the leader's `AgentTool`."""
+    from autogen_agentchat.tools import AgentTool
+
+    script = _openai if model == "openai" else _replay
+    member = AssistantAgent(
+        MEMBER,
+        model_client=script(MEMBER_CALLS, MEMBER_ANSWER),
+        tools=[harness.member_get_weather()],
+        reflect_on_tool_use=True,
+        description="Answers weather questions.",
+    )
+    leader_calls = (("call_delegate", MEMBER, {"task": MEMBER_REQUEST}),)
+    leader = AssistantAgent(
+        LEADER,
+        model_client=script(leader_calls, LEADER_ANSWER),
+        tools=[AgentTool(agent=member)],
+        reflect_on_tool_use=True,
+    )
+    with harness.invocation(DELEGATION_TASK):
+        asyncio.run(leader.run(task=DELEGATION_PROMPT))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--telemetry", choices=TELEMETRY, default="openinference")
     parser.add_argument("--model", choices=MODELS, default="openai")
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
     args = parser.parse_args(argv)
+    delegation = args.scenario == "delegation"
     packages = ["autogen-agentchat", "autogen-core", "autogen-ext"]
     if args.telemetry != "native":
         packages.append("openinference-instrumentation-autogen-agentchat")
     if args.model == "openai":
         packages.append("openai")
-    harness = Harness(_cell(args.telemetry, args.model), packages, args.endpoint, args.record)
+    cell = _cell(args.telemetry, args.model)
+    harness = Harness(
+        cell.replace("autogen-", "autogen-multiagent-") if delegation else cell,
+        packages,
+        args.endpoint,
+        args.record,
+    )
     if args.telemetry != "openinference":
         trace.set_tracer_provider(harness.provider)
     if args.telemetry != "native":
         from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
 
         AutogenAgentChatInstrumentor().instrument(tracer_provider=harness.provider)
+    if delegation:
+        _delegate(harness, args.model)
+        harness.finish(
+            requests=args.telemetry != "native" and args.model == "openai",
+            arguments=args.telemetry != "native",
+            delegation_tools=[MEMBER],
+        )
+        return 0
 
     get_weather, book_flight = harness.tools()
     for task, prompt, calls, answer in SCENARIO:

@@ -23,6 +23,11 @@ off before CrewAI is imported; both use private tracer providers, never the glob
 `OTEL_SDK_DISABLED` stays unset. The scripted model makes no request, so nothing leaves the machine
 but OTLP to `--endpoint`.
 
+`--scenario delegation` (cells `crewai-multiagent-openinference*`) plays the harness's delegation
+scenario with CrewAI's own delegation: a crew of two agents, `coordinator` (`allow_delegation=True`, the
+task's agent) and `weather_agent` (with `get_weather`); the coordinator's model calls CrewAI's `Delegate
+work to coworker` tool, which runs the coworker on a task of its own inside the tool call.
+
 Run inside a virtualenv with tests/frameworks/requirements/crewai-openinference.txt installed:
     python tests/frameworks/drivers/drive_crewai.py --mode wrappers \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
@@ -41,6 +46,14 @@ os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
 os.environ["CREWAI_TRACING_ENABLED"] = "false"
 
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -129,17 +142,66 @@ class BookFlight(BaseTool):
         return self._harness.book_flight(destination, passengers)
 
 
+# CrewAI's delegation tool (`crewai.tools.agent_tools.delegate_work_tool`), as the model calls it: tool
+# names are sanitised for function calling (`crewai.utilities.string_utils.sanitize_tool_name`).
+DELEGATE = "delegate_work_to_coworker"
+
+
+def _delegate(harness: Harness) -> None:
+    """The delegation scenario: a crew whose task's agent delegates to its coworker."""
+    member_get_weather = harness.member_get_weather()
+
+    @tool("get_weather")
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        return member_get_weather(city)
+
+    member = Agent(
+        role=MEMBER,
+        goal="Answer weather questions with your tool.",
+        backstory="A weather expert.",
+        llm=ScriptedLLM(model="scripted", turns=_turns(MEMBER_CALLS, MEMBER_ANSWER)),
+        tools=[get_weather],
+        verbose=False,
+    )
+    delegation = {"task": MEMBER_REQUEST, "context": DELEGATION_PROMPT, "coworker": MEMBER}
+    leader = Agent(
+        role=LEADER,
+        goal="Answer the user's question by delegating to your coworkers.",
+        backstory="A coordinator.",
+        llm=ScriptedLLM(
+            model="scripted", turns=_turns((("call_delegate", DELEGATE, delegation),), LEADER_ANSWER)
+        ),
+        allow_delegation=True,
+        verbose=False,
+    )
+    crew_task = Task(description=DELEGATION_PROMPT, expected_output="A short answer.", agent=leader)
+    crew = Crew(agents=[leader, member], tasks=[crew_task], verbose=False)
+    with harness.invocation(DELEGATION_TASK):
+        crew.kickoff()
+        crewai_event_bus.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--mode", choices=MODES, default="wrappers")
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
     args = parser.parse_args(argv)
     if os.environ.get("OTEL_SDK_DISABLED"):
         parser.error("OTEL_SDK_DISABLED is set: the harness's provider would record nothing")
-    cell = "crewai-openinference" + ("-events" if args.mode == "events" else "")
+    delegation = args.scenario == "delegation"
+    cell = "crewai-" + ("multiagent-" if delegation else "") + "openinference"
+    cell += "-events" if args.mode == "events" else ""
     harness = Harness(cell, ["crewai", "openinference-instrumentation-crewai"], args.endpoint, args.record)
     CrewAIInstrumentor().instrument(
         tracer_provider=harness.provider, use_event_listener=args.mode == "events"
     )
+    if delegation:
+        _delegate(harness)
+        # The wrappers name a tool's span after the tool; the event listener after the tool's function name.
+        name = DELEGATE if args.mode == "events" else "Delegate work to coworker"
+        harness.finish(requests=args.mode == "events", delegation_tools=[name])
+        return 0
 
     @tool("get_weather")
     def get_weather(city: str) -> str:

@@ -2,7 +2,13 @@
 
 Shapes (`--shape`): `react` is LangGraph's prebuilt ReAct agent (`langgraph.prebuilt.create_react_agent`),
 `stategraph` a hand-built `StateGraph` with a `ToolNode`, `create_agent` LangChain 1.x's
-`langchain.agents.create_agent`. The model is LangChain's own `GenericFakeChatModel` playing a script
+`langchain.agents.create_agent`. `--scenario delegation` (cells `langgraph-multiagent-*`) plays the
+harness's delegation scenario with LangGraph's tool-calling supervisor pattern: the leader is a prebuilt
+ReAct agent named `coordinator` whose tool `weather_agent` invokes the member, a prebuilt ReAct agent
+named `weather_agent` with `get_weather`. With `--delegation subgraph` (cells
+`langgraph-multiagent-subgraph-*`) the member is instead a node of the leader's graph: a `StateGraph`
+named `coordinator` whose node `weather_agent` is the member's compiled graph, then a node where the
+leader's model answers. The model is LangChain's own `GenericFakeChatModel` playing a script
 (tool calls with fixed ids, then text); its `bind_tools` keeps the script, since a fake model has no tool
 schema to send anywhere. Nothing leaves the machine but OTLP to `--endpoint`.
 
@@ -18,6 +24,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -80,9 +94,61 @@ def _agent(shape: str, model: ScriptedChatModel, tools: list[Any]) -> Any:
     return graph.compile()
 
 
+def _delegate(harness: Harness, subgraph: bool) -> None:
+    """The delegation scenario: a supervisor agent whose tool runs the member agent, or a graph of which
+    the member is a node."""
+    from langgraph.prebuilt import create_react_agent
+
+    member_get_weather = harness.member_get_weather()
+    member = create_react_agent(
+        ScriptedChatModel(messages=iter(_turns(MEMBER_CALLS, MEMBER_ANSWER))),
+        [tool(member_get_weather)],
+        name=MEMBER,
+    )
+
+    if subgraph:
+        from langgraph.graph import END, START, MessagesState, StateGraph
+
+        leader_model = ScriptedChatModel(messages=iter([AIMessage(content=LEADER_ANSWER)]))
+
+        def answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+            return {"messages": [leader_model.invoke(state["messages"])]}
+
+        graph = StateGraph(MessagesState)
+        graph.add_node(MEMBER, member)
+        graph.add_node("answer", answer)
+        graph.add_edge(START, MEMBER)
+        graph.add_edge(MEMBER, "answer")
+        graph.add_edge("answer", END)
+        with harness.invocation(DELEGATION_TASK):
+            graph.compile(name=LEADER).invoke({"messages": [("user", MEMBER_REQUEST)]})
+        return
+
+    @tool(MEMBER)
+    def weather_agent(request: str) -> str:
+        """Ask the weather agent."""
+        answer = member.invoke({"messages": [("user", request)]})
+        return str(answer["messages"][-1].content)
+
+    leader_calls = (("call_delegate", MEMBER, {"request": MEMBER_REQUEST}),)
+    leader = create_react_agent(
+        ScriptedChatModel(messages=iter(_turns(leader_calls, LEADER_ANSWER))), [weather_agent], name=LEADER
+    )
+    with harness.invocation(DELEGATION_TASK):
+        leader.invoke({"messages": [("user", DELEGATION_PROMPT)]})
+
+
+def _shape_name(args: Any) -> str:
+    if args.scenario != "delegation":
+        return str(args.shape)
+    return "multiagent-subgraph" if args.delegation == "subgraph" else "multiagent"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--shape", choices=SHAPES, default="react")
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
+    parser.add_argument("--delegation", choices=("tool", "subgraph"), default="tool")
     parser.add_argument(
         "--instrumentation", choices=("openinference", "openllmetry"), default="openinference"
     )
@@ -92,14 +158,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.instrumentation == "openinference"
         else "opentelemetry-instrumentation-langchain"
     )
+    delegation = args.scenario == "delegation"
     harness = Harness(
-        f"langgraph-{args.shape}-{args.instrumentation}",
+        f"langgraph-{_shape_name(args)}-{args.instrumentation}",
         ["langgraph", "langchain-core", "langchain", instrumentation_package],
         args.endpoint,
         args.record,
     )
     shape, instrumentation = args.shape, args.instrumentation
     _instrument(instrumentation, harness)
+    if delegation:
+        subgraph = args.delegation == "subgraph"
+        _delegate(harness, subgraph)
+        harness.finish(requests=True, delegation_tools=[] if subgraph else [MEMBER])
+        return 0
 
     @tool
     def get_weather(city: str) -> str:

@@ -11,6 +11,11 @@ A `ToolCallingAgent` ends only through its own `final_answer` tool, so each scri
 `final_answer` call: a real execution of a framework-internal tool. Several calls in one turn run in
 parallel (a thread pool that copies the context).
 
+`--scenario delegation` (cell `smolagents-multiagent-openinference`) plays the harness's delegation
+scenario with smolagents' managed agents: the leader `coordinator` is given the member `weather_agent`
+(`managed_agents=[...]`, with a name and description), which its model calls like a tool with a `task`;
+the member calls `get_weather`, and each ends through its own `final_answer`.
+
 Run inside a virtualenv with tests/frameworks/requirements/smolagents-openinference.txt installed:
     python tests/frameworks/drivers/drive_smolagents.py \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/smolagents-openinference
@@ -24,6 +29,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -81,15 +94,60 @@ def _turns(calls: Sequence[Call], answer: str) -> list[list[Call]]:
     return [list(calls), [("call_final", "final_answer", {"answer": answer})]]
 
 
+def _delegate(harness: Harness) -> None:
+    """The delegation scenario: the member as the leader's managed agent."""
+    member_get_weather = harness.member_get_weather()
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city.
+
+        Args:
+            city: The city to get the weather for.
+        """
+        return member_get_weather(city)
+
+    member = ToolCallingAgent(
+        tools=[get_weather],
+        model=InferenceClientModel(
+            model_id="scripted", client=ScriptedClient(_turns(MEMBER_CALLS, MEMBER_ANSWER))
+        ),
+        max_steps=4,
+        verbosity_level=LogLevel.OFF,
+        name=MEMBER,
+        description="Answers weather questions.",
+    )
+    leader_calls = (("call_delegate", MEMBER, {"task": MEMBER_REQUEST}),)
+    leader = ToolCallingAgent(
+        tools=[],
+        model=InferenceClientModel(
+            model_id="scripted", client=ScriptedClient(_turns(leader_calls, LEADER_ANSWER))
+        ),
+        managed_agents=[member],
+        max_steps=4,
+        verbosity_level=LogLevel.OFF,
+        name=LEADER,
+    )
+    with harness.invocation(DELEGATION_TASK):
+        leader.run(DELEGATION_PROMPT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = arguments(__doc__).parse_args(argv)
+    parser = arguments(__doc__)
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
+    args = parser.parse_args(argv)
+    delegation = args.scenario == "delegation"
     harness = Harness(
-        "smolagents-openinference",
+        "smolagents-multiagent-openinference" if delegation else "smolagents-openinference",
         ["smolagents", "openinference-instrumentation-smolagents", "huggingface-hub"],
         args.endpoint,
         args.record,
     )
     SmolagentsInstrumentor().instrument(tracer_provider=harness.provider)
+    if delegation:
+        _delegate(harness)
+        harness.finish(requests=True, internal_tools=["final_answer"], delegation_tools=[MEMBER])
+        return 0
 
     @tool
     def get_weather(city: str) -> str:

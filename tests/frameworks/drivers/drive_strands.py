@@ -19,6 +19,10 @@ OTLP to `--endpoint`. Strands' default `ConcurrentToolExecutor` runs a turn's to
 and a tool's exception becomes an error tool result the model is given, so the booking task ends with
 the model's answer.
 
+`--scenario delegation` (cells `strands-multiagent-<mode>`) plays the harness's delegation scenario
+with Strands' agents as tools: the leader `coordinator` is given the member `weather_agent` through
+`Agent.as_tool()` (a tool named after the agent, taking `input`), and the member calls `get_weather`.
+
 Run inside a virtualenv with tests/frameworks/requirements/strands.txt installed:
     python tests/frameworks/drivers/drive_strands.py --mode default \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/strands-default
@@ -33,6 +37,14 @@ from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from typing import Any
 
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -100,17 +112,55 @@ class ScriptedModel(Model):
         }
 
 
+def _delegate(harness: Harness) -> None:
+    """The delegation scenario: the member as the leader's tool (`Agent.as_tool()`)."""
+    member_get_weather = harness.member_get_weather()
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city.
+
+        Args:
+            city: The city.
+        """
+        return member_get_weather(city)
+
+    member = Agent(
+        name=MEMBER,
+        description="Answers weather questions.",
+        model=ScriptedModel(MEMBER_CALLS, MEMBER_ANSWER),
+        tools=[get_weather],
+        callback_handler=None,
+    )
+    leader_calls = (("call_delegate", MEMBER, {"input": MEMBER_REQUEST}),)
+    leader = Agent(
+        name=LEADER,
+        model=ScriptedModel(leader_calls, LEADER_ANSWER),
+        tools=[member.as_tool()],
+        callback_handler=None,
+    )
+    with harness.invocation(DELEGATION_TASK):
+        leader(DELEGATION_PROMPT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--mode", choices=tuple(MODES), default="default")
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
     args = parser.parse_args(argv)
+    delegation = args.scenario == "delegation"
     opt_in = MODES[args.mode]
     if opt_in is None:
         os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
     else:
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = opt_in
-    harness = Harness(f"strands-{args.mode}", ["strands-agents"], args.endpoint, args.record)
+    cell = f"strands-{'multiagent-' if delegation else ''}{args.mode}"
+    harness = Harness(cell, ["strands-agents"], args.endpoint, args.record)
     trace.set_tracer_provider(harness.provider)
+    if delegation:
+        _delegate(harness)
+        harness.finish(requests=True, delegation_tools=[MEMBER])
+        return 0
 
     @tool
     def get_weather(city: str) -> str:

@@ -1,0 +1,64 @@
+"""Agents that no agent span of their own shows, found from the shape of the whole trace.
+
+Run resolution (`_resolve`) takes a span as an agent when recognition said so, one span at a time. Two
+multi-agent shapes need the trace around a span (docs/conventions.md, "Runs, tasks, agents"): a LangGraph
+graph run inside another graph's node, told by its children's deeper checkpoint namespace; and a workflow
+that does not name its agent (ADK's schema v1 `invocation`), named after the first agent it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, SpanNode
+
+
+def with_hidden_agents(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The trace's nodes with those agents made agents (a new dict only when there are any)."""
+    return named_workflows(nested_graphs(nodes))
+
+
+def nested_graphs(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The nodes with each LangGraph graph run inside another graph's node made an agent (a member).
+
+    Such a graph's own span carries only the namespace of the node it runs in; its nodes' spans, its
+    children, have one segment more. Without this the member's tools would count as the outer graph's:
+    both OpenInference and OpenLLMetry record the inner graph as a plain chain (OpenLLMetry's own
+    `invoke_agent` span for it hangs beside that chain, not above it)."""
+    members: dict[str, SpanNode] = {}
+    for node in nodes.values():
+        if node.graph_depth < 2 or node.parent_span_id is None:
+            continue
+        parent = nodes.get(node.parent_span_id)
+        if (
+            parent is not None
+            and parent.agent is None
+            and parent.graph_name
+            and parent.graph_depth == node.graph_depth - 1
+            and parent.span_id not in members
+        ):
+            members[parent.span_id] = replace(parent, agent=AgentInfo(parent.graph_name, None))
+    return {**nodes, **members} if members else nodes
+
+
+def named_workflows(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The nodes with each workflow that does not name its agent (ADK schema v1's `invocation`) named after
+    the first agent it runs, its root agent; one that runs no agent is no agent either."""
+    unnamed = {n.span_id for n in nodes.values() if n.agent is not None and n.agent.name == UNNAMED_WORKFLOW}
+    if not unnamed:
+        return nodes
+    first: dict[str, SpanNode] = {}
+    for node in nodes.values():
+        parent = node.parent_span_id
+        if parent in unnamed and node.agent is not None and node.agent.name != UNNAMED_WORKFLOW:
+            earliest = first.get(parent)
+            if earliest is None or node.start_ns < earliest.start_ns:
+                first[parent] = node
+    named = {}
+    for span_id in unnamed:
+        workflow = nodes[span_id]
+        root = first.get(span_id)
+        run_id = workflow.agent.run_id if workflow.agent else None
+        agent = AgentInfo(root.agent.name, run_id) if root and root.agent else None
+        named[span_id] = replace(workflow, agent=agent)
+    return {**nodes, **named}
