@@ -12,8 +12,9 @@ A new spec key goes in `specs` (or `check_models` for a check's own model), with
 checks stage and its entry in docs/checks.md.
 
 Public:
-- `specs`: `Spec`, `SpecError`, `load_specs`, `load_spec_file`, `CATALOGUE_KEYS`.
+- `specs`: `Spec`, `SpecError`, `load_specs`, `load_spec_file`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
+- `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`.
 - `regex`: `fullmatch`, `search`, `pattern_problem`, `PatternError`.
 - `jsonschema`: `violations`, `schema_problem`.

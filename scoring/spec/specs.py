@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     StrictBool,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -26,10 +27,19 @@ from scoring.spec.check_models import (
     CallCount,
     Latency,
     Parallel,
+    Rule,
     Trajectory,
     check_tool_names,
 )
 from scoring.spec.jsonschema import schema_problem
+from scoring.spec.multiturn_models import (
+    Flow,
+    IdempotentWrites,
+    ResultRule,
+    check_conversation_keys,
+    check_multiturn,
+    named_turns,
+)
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
@@ -53,6 +63,10 @@ CATALOGUE_KEYS = (
     "expect_tool_call",
     "require_executions_for_requests",
 )
+
+# The multi-turn checks (issue 21, docs/checks.md), kept apart from CATALOGUE_KEYS so that tuple keeps
+# its meaning; profile reliability_eval refuses these too, and set-based scoring leaves them to Python.
+MULTITURN_KEYS = ("results", "flows", "idempotent_writes", "state", "turns")
 
 
 def _bare_string(value: Any) -> Any:
@@ -97,6 +111,23 @@ class Spec(BaseModel):
     expect_no_tool_calls: Literal[True] | None = None
     expect_tool_call: Literal[True] | None = None
     require_executions_for_requests: Literal[True] | None = None
+    # Multi-turn checks (issue 21).
+    results: dict[str, ResultRule] | None = None
+    flows: list[Flow] | None = None
+    idempotent_writes: IdempotentWrites | None = None
+    state: dict[str, Rule] | None = None
+    # A conversation spec: one spec of checks per turn, judged against the conversation's runs in order.
+    turns: list[Spec] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _turn_names(cls, data: Any) -> Any:
+        return named_turns(data)
+
+    @field_validator("results", "flows", "state")
+    @classmethod
+    def _multiturn(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_multiturn(str(info.field_name), value)
 
     @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
@@ -203,8 +234,11 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
+        if self.turns is not None:
+            check_conversation_keys({"schema" if k == "schema_" else k for k in self.model_fields_set})
+            return self
         if reliability:
-            for key in ("latency", *CATALOGUE_KEYS):
+            for key in ("latency", *CATALOGUE_KEYS, *MULTITURN_KEYS):
                 if self.catalogue_value(key) is not None:
                     raise ValueError(
                         f"{key} is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
@@ -232,7 +266,7 @@ class Spec(BaseModel):
             bool(self.expected_tools)
             or bool(self.arguments)
             or self.latency is not None
-            or any(self.catalogue_value(key) is not None for key in CATALOGUE_KEYS)
+            or any(self.catalogue_value(key) is not None for key in (*CATALOGUE_KEYS, *MULTITURN_KEYS))
         )
         polices = reliability and self.expected_tools is not None
         if not has_checks and not polices:
@@ -257,6 +291,8 @@ class Spec(BaseModel):
             names |= {item.tool for item in self.trajectory.tools}
         names |= {name for pair in self.before or [] for name in pair}
         names |= set(self.parallel.tools if self.parallel else [])
+        names |= set(self.results or {})
+        names |= {name for flow in self.flows or [] for name in (flow.source_tool, flow.target_tool)}
         return names
 
     @property

@@ -23,7 +23,8 @@ from tests.scoring.batch.test_batch_parity import PLANS, calls
 
 
 def _comparable(evidence: Evidence) -> tuple[Any, ...]:
-    return evidence.run, evidence.executions, evidence.requests, dict(evidence.definitions())
+    results = [e.result for e in evidence.executions]  # by value: the texts may be written differently
+    return evidence.run, evidence.executions, evidence.requests, dict(evidence.definitions()), results
 
 
 def _both(path: Path, plans: list[RunPlan]) -> tuple[list[LiveRun], duckdb.DuckDBPyConnection]:
