@@ -14,6 +14,7 @@ Public:
 - `settings`: `ServeSettings`, `SERVE_SETTINGS`, `resolve_serve_settings`, `Address`, `SettingError`.
 - `ports`: `bind_problem`, whether an address can be listened on (asked before the file opens).
 
-Private: `_online` (the online scorer), `_catch_up`, `_spec_source`, `_hub`, `_verdict_export`,
-`_services` (what the APIs may reach), `_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
+Private: `_online` (the online scorer), `_conversation_timer` (when a conversation is due),
+`_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_services` (what the APIs may reach),
+`_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
 """

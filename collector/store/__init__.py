@@ -22,5 +22,6 @@ Public:
 - `export`: `export` (`tracescore export`, hive-partitioned Parquet).
 
 Private: `_tracker` (open traces in memory), `_resolve` (run resolution of one complete trace, a
-pure function), `_stored_spans` (rows of `spans` back into domain spans).
+pure function), `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows
+of `spans` back into domain spans).
 """

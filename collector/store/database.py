@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_schema_sql
+from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_tables_sql, create_views_sql
 from scoring.verdict.ddl import execute_ddl
 
 
@@ -71,7 +71,23 @@ def open_writer(
         raise explain_open_error(path, exc) from exc
     # Automatic checkpoints stall inserts for up to half a second; the writer checkpoints on a timer instead.
     connection.execute("SET checkpoint_threshold = '256MB'")
-    for statement in create_schema_sql():
+    for statement in create_tables_sql():
+        execute_ddl(connection, statement)
+    current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
+    stored = current[0] if current else None
+    if stored is not None and stored > SCHEMA_VERSION:
+        connection.close()
+        raise DatabaseError(
+            f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
+            "upgrade tracescore."
+        )
+    if stored is None or stored < SCHEMA_VERSION:
+        for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS.get(version, ()):
+                connection.execute(statement)
+        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+    # The views read the migrated tables: created only now.
+    for statement in create_views_sql():
         execute_ddl(connection, statement)
     # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
     # (settings are instance-wide; the writer itself only uses registered Arrow batches).
@@ -79,21 +95,6 @@ def open_writer(
     connection.execute("SET autoinstall_known_extensions = false")
     connection.execute("SET autoload_known_extensions = false")
     connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
-    current = connection.execute("SELECT max(version) FROM schema_version").fetchone()
-    stored = current[0] if current else None
-    if stored is None:
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
-    elif stored < SCHEMA_VERSION:
-        for version in range(stored + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS.get(version, ()):
-                connection.execute(statement)
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
-    elif stored > SCHEMA_VERSION:
-        connection.close()
-        raise DatabaseError(
-            f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
-            "upgrade tracescore."
-        )
     return connection
 
 

@@ -120,6 +120,9 @@ RUN_TRACE_SCHEMA = pa.schema(
         ("completed_at", _TS_US),
         ("min_seq", pa.int64()),
         ("max_seq", pa.int64()),
+        ("conversation_id", pa.string()),
+        ("turn_index", pa.int32()),
+        ("last_turn", pa.bool_()),
     ]
 )
 
@@ -290,6 +293,9 @@ def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed
             completed_us,
             min_seq,
             max_seq,
+            r.conversation_id,
+            r.turn_index,
+            r.last_turn,
         )
         for r, version, min_seq, max_seq in runs
     ]

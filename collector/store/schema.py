@@ -6,7 +6,7 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -126,6 +126,9 @@ TABLES: dict[str, str] = {
             completed_at TIMESTAMP NOT NULL,
             min_seq BIGINT NOT NULL,
             max_seq BIGINT NOT NULL,
+            conversation_id VARCHAR,
+            turn_index INTEGER,
+            last_turn BOOLEAN,
             PRIMARY KEY (run_id, trace_id)
         )""",
 }
@@ -155,9 +158,30 @@ VIEWS: dict[str, str] = {
             max(completed_at) AS completed_at,
             any_value(attributes) AS attributes,
             min(min_seq) AS min_seq,
-            max(max_seq) AS max_seq
+            max(max_seq) AS max_seq,
+            any_value(conversation_id) AS conversation_id,
+            max(turn_index) AS turn_index,
+            coalesce(bool_or(last_turn), false) AS last_turn
         FROM run_traces
         GROUP BY run_id""",
+    # Runs sharing a conversation id are its turns, in turn order: by `tracescore.turn.index` where the
+    # harness set it, then by start (docs/storage.md, "Conversations").
+    "conversations": """
+        CREATE OR REPLACE VIEW conversations AS
+        SELECT
+            conversation_id,
+            count(*) AS n_turns,
+            list(run_id ORDER BY turn_index NULLS LAST, start_time, run_id) AS run_ids,
+            arg_min(task_id, start_time) AS task_id,
+            min(start_time) AS start_time,
+            max(end_time) AS end_time,
+            bool_or(last_turn) AS last_turn_marked,
+            CASE WHEN bool_or(status = 'open') THEN 'open' ELSE 'complete' END AS status,
+            sum(version)::BIGINT AS version,
+            max(completed_at) AS completed_at
+        FROM runs
+        WHERE conversation_id IS NOT NULL
+        GROUP BY conversation_id""",
 }
 
 
@@ -175,8 +199,23 @@ INDEXES: tuple[str, ...] = (
 # appended (DuckDB adds a column at the end): every insert names its columns, so their order is free.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
+    # Conversations and turns (issue 21): runs completed before it have none (NULL).
+    3: (
+        "ALTER TABLE run_traces ADD COLUMN IF NOT EXISTS conversation_id VARCHAR",
+        "ALTER TABLE run_traces ADD COLUMN IF NOT EXISTS turn_index INTEGER",
+        "ALTER TABLE run_traces ADD COLUMN IF NOT EXISTS last_turn BOOLEAN",
+    ),
 }
 
 
 def create_schema_sql() -> list[str]:
     return [*TABLES.values(), *VIEWS.values(), *INDEXES]
+
+
+def create_tables_sql() -> list[str]:
+    """The tables alone: an older file is migrated before the views that read its new columns."""
+    return list(TABLES.values())
+
+
+def create_views_sql() -> list[str]:
+    return [*VIEWS.values(), *INDEXES]

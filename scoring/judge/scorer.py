@@ -21,7 +21,8 @@ _RUNS_PER_CHUNK = 2_000  # bounds memory when scoring a long history in one go
 def score_evidence(specs: list[Spec], evidence: Evidence) -> list[Verdict]:
     verdicts = []
     for spec in specs:
-        if not selects(spec.select, evidence.run):
+        # A spec with `turns` judges conversations (scoring/judge/conversation.py), never one run.
+        if spec.turns is not None or not selects(spec.select, evidence.run):
             continue
         try:
             verdicts.append(judge(spec, evidence))

@@ -45,6 +45,9 @@ DDL = (
         verdict JSON NOT NULL USING COMPRESSION zstd,
         PRIMARY KEY (run_id, spec, run_version)
     )""",
+    # Conversation verdicts (issue 21) are keyed on the conversation id in `run_id`; this column tells
+    # them apart (NULL for a run's verdict). Added to files made before it.
+    "ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS conversation_id VARCHAR",
     # The latest verdict of each (run, spec), folded per task: pass rates without pass@k (see `report`).
     """
     CREATE OR REPLACE VIEW task_results AS
@@ -134,10 +137,12 @@ def store_verdicts(
     # The list columns are parts of the verdict document: DuckDB cuts them out of it rather than Python
     # encoding every verdict twice.
     parts = ", ".join(f"verdict::JSON -> '$.{name}'" for name in _PART_COLUMNS)
+    parts += ", verdict::JSON ->> '$.conversation_id'"
     register_arrow(connection, "_batch_verdicts", table)
     try:
         connection.execute(
-            f"INSERT OR REPLACE INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}) "
+            f"INSERT OR REPLACE INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}, "
+            "conversation_id) "
             f"SELECT {', '.join(_COLUMNS)}, {parts} FROM _batch_verdicts"
         )
     finally:

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from collector.store.database import open_writer
+from collector.store.schema import SCHEMA_VERSION
 from scoring import ensure_verdict_schema
 
 TABLES = {"spans", "executions", "tool_requests", "run_traces", "verdicts"}
@@ -55,5 +56,39 @@ def test_a_version_1_file_gains_the_arguments_source_column(tmp_path: Path) -> N
         rows = connection.execute("SELECT tool_name, arguments_source FROM executions").fetchall()
     finally:
         connection.close()
-    assert max(versions) == 2
+    assert max(versions) == SCHEMA_VERSION
     assert rows == [("get_weather", None)]
+
+
+def test_a_version_2_file_gains_the_conversation_columns(tmp_path: Path) -> None:
+    """Schema version 3 added run_traces.conversation_id, turn_index and last_turn (issue 21): a file
+    written before it is upgraded in place, its runs kept without a conversation, and the `runs` and
+    `conversations` views read the new columns."""
+    path = tmp_path / "v2.duckdb"
+    connection = open_writer(path)
+    connection.execute(
+        "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
+        "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
+    )
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP VIEW runs")
+    connection.execute("DROP INDEX run_traces_by_run")  # DuckDB drops no column of an indexed table
+    connection.execute("DROP INDEX run_traces_by_trace")
+    for column in ("conversation_id", "turn_index", "last_turn"):
+        connection.execute(f"ALTER TABLE run_traces DROP COLUMN {column}")
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (2)")
+    connection.close()
+
+    connection = open_writer(path)
+    try:
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()]
+        runs = connection.execute(
+            "SELECT run_id, conversation_id, turn_index, last_turn FROM runs"
+        ).fetchall()
+        conversations = connection.execute("SELECT count(*) FROM conversations").fetchone()
+    finally:
+        connection.close()
+    assert max(versions) == SCHEMA_VERSION == 3
+    assert runs == [("r", None, None, False)]
+    assert conversations == (0,)

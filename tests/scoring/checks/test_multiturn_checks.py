@@ -44,7 +44,7 @@ def ex(
 
 def verdict(
     fields: dict[str, Any], *executions: Execution, state: Any = ..., earlier: tuple[Execution, ...] = ()
-):  # type: ignore[no-untyped-def]
+) -> Verdict:
     spec = Spec.model_validate({"name": "s", **fields})
     snapshot = None if state is ... else StateSnapshot(state, True, "state-span", 1)
     evidence = Evidence(run(), tuple(executions), (), state=lambda: snapshot, earlier=earlier)
