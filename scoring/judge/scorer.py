@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import duckdb
 
 from scoring.evidence.runs import Evidence, complete_runs, load_evidence
+from scoring.judge.conversation import score_conversations
 from scoring.judge.run import judge
 from scoring.spec.select import selects
 from scoring.spec.specs import Spec
@@ -51,8 +52,11 @@ def score_runs(
     run_id: str | None = None,
     task_id: str | None = None,
 ) -> Iterator[Verdict]:
-    """Verdicts for every complete run (optionally one run or one task) that some spec selects."""
+    """Verdicts for every complete run (optionally one run or one task) that some spec selects; then,
+    unless one run is asked for, every complete conversation's for the specs with `turns`."""
     runs = complete_runs(connection, run_id=run_id, task_id=task_id)
     for start in range(0, len(runs), _RUNS_PER_CHUNK):
         for evidence in load_evidence(connection, runs[start : start + _RUNS_PER_CHUNK]):
             yield from score_evidence(specs, evidence)
+    if run_id is None:
+        yield from score_conversations(connection, specs, task_id=task_id)

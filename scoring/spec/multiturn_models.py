@@ -184,7 +184,11 @@ def named_turns(data: Any) -> Any:
     for index, given in enumerate(data["turns"], 1):
         turn = given
         if isinstance(given, dict):
+            # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
+            inherited = {"name": f"{name} turn {index}", "select": {}, "profile": "default"}
             for key in ("name", "select", "turns", "profile"):
+                if key in given and given[key] == inherited.get(key, ...):
+                    continue
                 if key in given:
                     raise ValueError(
                         f"turns[{index - 1}] sets {key}: a turn takes it from the conversation spec, "
@@ -202,8 +206,13 @@ def named_turns(data: Any) -> Any:
 _CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows"})
 
 
-def check_conversation_keys(given: set[str]) -> None:
-    misplaced = sorted(given - _CONVERSATION_KEYS)
+def check_conversation_keys(given: dict[str, Any]) -> None:
+    """`given`: the keys set at the top of a spec with turns, and their values. Defaults written out
+    (a spec dumped and read back) are not checks."""
+    defaults = {"scope": "all", "profile": "default"}
+    misplaced = sorted(
+        k for k, v in given.items() if k not in _CONVERSATION_KEYS and defaults.get(k, ...) != v
+    )
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)} at the top of a spec with turns: a conversation spec holds name, "

@@ -235,7 +235,8 @@ class Spec(BaseModel):
                     "mapping of argument values, or {} for 'any clean call'"
                 )
         if self.turns is not None:
-            check_conversation_keys({"schema" if k == "schema_" else k for k in self.model_fields_set})
+            given = {k: getattr(self, k) for k in self.model_fields_set}
+            check_conversation_keys({"schema" if k == "schema_" else k: v for k, v in given.items()})
             return self
         if reliability:
             for key in ("latency", *CATALOGUE_KEYS, *MULTITURN_KEYS):

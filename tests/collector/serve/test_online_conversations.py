@@ -31,6 +31,7 @@ from collector.cli._demo_conversation import (
     SPECS,
     run_conversation,
 )
+from scoring import Spec, load_specs
 from tests._otel import provider, stored_rows
 from tests._server import ServeProcess
 
@@ -91,6 +92,15 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
                         online[verdict["conversation_id"]] = verdict
             time.sleep(0.05)
         assert len(online) == len(ids), f"conversation verdicts missing:\n{server.log()}"
+        # The server's scoring API (what `tracescore score` uses while serve holds the file) judges them too.
+        payload = {"specs": [s.model_dump(mode="json", exclude_none=True) for s in load_specs([specs])]}
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.http_port}/api/v1/score",
+            data=json.dumps({**payload, "store": False}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            api = [v for v in json.loads(answer.read()) if v.get("conversation_id")]
     finally:
         server.stop()
     watcher.join()
@@ -120,6 +130,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         "online": online,
         "streamed": streamed,
         "batch": batch,
+        "api": api,
     }
 
 
@@ -215,8 +226,6 @@ def test_conversation_verdicts_are_streamed_stored_and_equal_to_batch_scoring(ju
 
 
 def test_the_spec_file_loads(tmp_path: Path) -> None:
-    from scoring import load_specs
-
     path = tmp_path / "s.yaml"
     path.write_text(SPECS)
     files, repair = load_specs([path])
@@ -225,3 +234,15 @@ def test_the_spec_file_loads(tmp_path: Path) -> None:
         "bfcl-repair turn 1",
         "bfcl-repair turn 2",
     ]
+
+
+def test_a_dumped_conversation_spec_reads_back_the_same() -> None:
+    [spec] = [s for s in load_specs_text(SPECS) if s.name == "bfcl-files"]
+    again = Spec.model_validate(spec.model_dump(mode="json", exclude_none=True))
+    assert again.fingerprint == spec.fingerprint
+
+
+def load_specs_text(text: str) -> list[Spec]:
+    import yaml
+
+    return [Spec.model_validate(document) for document in yaml.safe_load_all(text)]

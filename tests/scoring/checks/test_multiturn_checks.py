@@ -207,3 +207,66 @@ def test_missing_snapshot_is_an_error_check_never_a_pass() -> None:
 def test_mistakes_are_refused(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Spec.model_validate({"name": "s", **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"turns": [{"expected_tools": ["a"]}], "expected_tools": ["b"]},
+            "expected_tools at the top of a spec",
+        ),
+        ({"turns": [{"select": {"task": "x"}, "expected_tools": ["a"]}]}, r"turns\[0\] sets select"),
+        ({"turns": []}, "turns is empty"),
+        ({"turns": [{}]}, "this spec checks nothing"),
+        (
+            {"profile": "reliability_eval", "expected_tools": ["a"], "results": {"a": {}}},
+            "results is not checked",
+        ),
+    ],
+)
+def test_conversation_spec_mistakes_are_refused(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Spec.model_validate({"name": "s", **fields})
+
+
+# conversations -------------------------------------------------------------------------------------
+
+
+def _conversation(*turns: tuple[Execution, ...]) -> Any:
+    from scoring.evidence.conversations import Conversation
+    from scoring.evidence.runs import Run
+
+    evidence = tuple(
+        Evidence(Run(f"r{i}", f"t{i}", "task", None, None, "c", 1, {}), executions, ())
+        for i, executions in enumerate(turns, 1)
+    )
+    return Conversation("c", "task", len(turns), evidence)
+
+
+def test_a_conversation_flow_counts_against_the_turn_of_the_call() -> None:
+    from scoring.judge.conversation import judge_conversation
+
+    spec = Spec.model_validate(
+        {
+            "name": "c",
+            "turns": [{"expected_tools": ["create_folder"]}, {"expected_tools": ["save_report"]}],
+            **FLOW,
+        }
+    )
+    created = ex("create_folder", {"name": "r"}, '{"folder_id": "f17"}', at=(0, 10))
+    good = judge_conversation(
+        spec, _conversation((created,), (ex("save_report", {"folder_id": "f17"}, "ok", at=(20, 30)),))
+    )
+    assert good.passed and [c.kind for c in good.turns[1].checks] == ["expected_tool", "flows"]
+    guessed = ex("save_report", {"folder_id": "f9"}, "ok", at=(20, 30))
+    bad = judge_conversation(spec, _conversation((created,), (guessed,)))
+    assert not bad.passed and bad.turns[0].passed and not bad.turns[1].passed
+    assert bad.reason is not None and bad.reason.startswith(
+        "turn 2 failed: flow create_folder.result.folder_id"
+    )
+    nothing = judge_conversation(spec, _conversation((created,), ()))
+    assert (
+        "flow create_folder.result.folder_id -> save_report.arguments.folder_id: "
+        "no clean save_report call in any turn" in (nothing.reason or "")
+    )
