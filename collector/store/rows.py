@@ -120,6 +120,13 @@ RUN_TRACE_SCHEMA = pa.schema(
         ("completed_at", _TS_US),
         ("min_seq", pa.int64()),
         ("max_seq", pa.int64()),
+    ]
+)
+
+RUN_TURN_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("trace_id", pa.string()),
         ("conversation_id", pa.string()),
         ("turn_index", pa.int32()),
         ("last_turn", pa.bool_()),
@@ -293,13 +300,20 @@ def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed
             completed_us,
             min_seq,
             max_seq,
-            r.conversation_id,
-            r.turn_index,
-            r.last_turn,
         )
         for r, version, min_seq, max_seq in runs
     ]
     return _table(RUN_TRACE_SCHEMA, rows)
+
+
+def run_turns_table(runs: Sequence[tuple[RunSummary, int, int, int]]) -> pa.Table:
+    """Rows for the runs that are turns of a conversation (the others have none)."""
+    rows = [
+        (r.run_id, r.trace_id, r.conversation_id, r.turn_index, r.last_turn)
+        for r, _, _, _ in runs
+        if r.conversation_id is not None
+    ]
+    return _table(RUN_TURN_SCHEMA, rows)
 
 
 _SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")

@@ -22,6 +22,6 @@ Public:
 - `flows`: the `flows` check, and `judge_flow` (a conversation's flows are judged turn by turn).
 
 Private: `_schema_check`, `_rules`, `_counts`, `_trajectory`, `_parallel`, `_requests_check`,
-`_results`, `_idempotent`, `_state` (the catalogue's checks), `_paths` (dotted paths and JSON
+`_results`, `_flows_check`, `_idempotent`, `_state` (the catalogue's checks), `_paths` (dotted paths and JSON
 pointers into results and state), `_bipartite` (maximum matching for unordered pairings).
 """

@@ -4,23 +4,29 @@ Every clean call of the `to` tool must pass, at its argument path, a value equal
 what a clean execution of the `from` tool returned at its result path, and that execution must have
 ended before the call started: the model reused `f17`, it did not guess it. The values may come from
 the same run or, in a conversation, from an earlier turn (`Scoped.earlier`). A flow whose `to` tool
-never ran cleanly fails: nothing carried the value.
+never ran cleanly fails: nothing carried the value. The check itself is registered by `_flows_check`
+in the catalogue's order; this module holds what a conversation's judge uses too.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from scoring.checks._paths import dotted
-from scoring.checks._rules import compact
 from scoring.checks.matching import json_equal
-from scoring.checks.registry import Scoped, register_check
+from scoring.checks.registry import Scoped
 from scoring.evidence.runs import Execution
 from scoring.spec.multiturn_models import Flow
-from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
 
 KIND = "flows"
+
+
+def compact(value: Any) -> str:
+    # As the argument rules write values; not imported from there, whose import registers its check
+    # (this module is public, imported before the catalogue sets the checks' order).
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
 
 
 def _returned(flow: Flow, source: Execution) -> tuple[bool, Any]:
@@ -84,16 +90,3 @@ def _expected(flow: Flow) -> dict[str, str]:
 def flow_sources(flow: Flow, evidence: Scoped) -> list[Execution]:
     pool = (*evidence.earlier, *evidence.executions)
     return [e for e in pool if e.clean and e.tool_name == flow.source_tool]
-
-
-@register_check(KIND)
-def flows(spec: Spec, evidence: Scoped) -> list[CheckResult]:
-    """One check per flow of a run's spec (or of one turn of a conversation spec)."""
-    checks = []
-    for flow in spec.flows or []:
-        check = judge_flow(
-            flow, flow_sources(flow, evidence), evidence.clean_of(flow.target_tool), require_call=True
-        )
-        if check is not None:
-            checks.append(check)
-    return checks

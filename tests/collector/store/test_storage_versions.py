@@ -60,10 +60,10 @@ def test_a_version_1_file_gains_the_arguments_source_column(tmp_path: Path) -> N
     assert rows == [("get_weather", None)]
 
 
-def test_a_version_2_file_gains_the_conversation_columns(tmp_path: Path) -> None:
-    """Schema version 3 added run_traces.conversation_id, turn_index and last_turn (issue 21): a file
-    written before it is upgraded in place, its runs kept without a conversation, and the `runs` and
-    `conversations` views read the new columns."""
+def test_a_version_2_file_gains_the_conversation_table_and_views(tmp_path: Path) -> None:
+    """Schema version 3 added the run_turns table and the conversation columns of the `runs` view
+    (issue 21): a file written before it is upgraded in place, its runs kept as turns of no
+    conversation, and the `runs` and `conversations` views read the new table."""
     path = tmp_path / "v2.duckdb"
     connection = open_writer(path)
     connection.execute(
@@ -72,10 +72,7 @@ def test_a_version_2_file_gains_the_conversation_columns(tmp_path: Path) -> None
     )
     connection.execute("DROP VIEW conversations")
     connection.execute("DROP VIEW runs")
-    connection.execute("DROP INDEX run_traces_by_run")  # DuckDB drops no column of an indexed table
-    connection.execute("DROP INDEX run_traces_by_trace")
-    for column in ("conversation_id", "turn_index", "last_turn"):
-        connection.execute(f"ALTER TABLE run_traces DROP COLUMN {column}")
+    connection.execute("DROP TABLE run_turns")
     connection.execute("DELETE FROM schema_version")
     connection.execute("INSERT INTO schema_version (version) VALUES (2)")
     connection.close()
