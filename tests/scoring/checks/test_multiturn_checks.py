@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from itertools import count
 from typing import Any
 
@@ -270,3 +272,16 @@ def test_a_conversation_flow_counts_against_the_turn_of_the_call() -> None:
         "flow create_folder.result.folder_id -> save_report.arguments.folder_id: "
         "no clean save_report call in any turn" in (nothing.reason or "")
     )
+
+
+def test_the_check_order_does_not_depend_on_what_is_imported_first() -> None:
+    """The conversation judge imports the flow logic before the catalogue: the checks must still
+    register in catalogue order, or set-based scoring would judge every spec in Python."""
+    code = (
+        "import scoring.judge.conversation\n"
+        "from scoring.batch._plan import BUILT_IN_CHECKS\n"
+        "from scoring.checks.registry import CHECKS\n"
+        "assert tuple(CHECKS) == BUILT_IN_CHECKS, tuple(CHECKS)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
