@@ -13,12 +13,13 @@ from scoring.judge.scorer import score_evidence, score_runs
 from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
 from scoring.report.diff import DiffError, diff, load_results
 from scoring.spec.specs import Spec, SpecError, load_specs
-from scoring.verdict.record import CheckResult, Verdict, verdict_from_dict
+from scoring.verdict.record import CheckResult, ConversationVerdict, TurnVerdict, Verdict, verdict_from_dict
 from scoring.verdict.table import ensure_verdict_schema, store_verdicts, verdict_json
 
 __all__ = [
     "CHECKS",
     "CheckResult",
+    "ConversationVerdict",
     "DiffError",
     "Evidence",
     "Execution",
@@ -29,6 +30,7 @@ __all__ = [
     "SpecError",
     "TaskResult",
     "ToolDefinition",
+    "TurnVerdict",
     "Verdict",
     "aggregate",
     "diff",
