@@ -36,6 +36,15 @@ from tests._otel import provider, stored_rows
 from tests._server import ServeProcess
 
 GRACE_S = 0.3  # tests/_server.py starts serve with --grace-seconds 0.3
+# A spec of single runs beside the conversation specs: state, results and idempotent writes are judged
+# on each run too, online from the run the writer just committed (not read back).
+RUN_SPEC = """
+---
+name: every-turn-of-repair
+select: {task: "bfcl:repair"}
+state: {/folders/archive/id: {any_of: [f01]}}
+idempotent_writes: {tools: [create_folder], reads: [list_folders]}
+"""
 WAIT_S = 20.0
 
 
@@ -72,7 +81,7 @@ class _Watcher:
 def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     directory = tmp_path_factory.mktemp("conversations")
     specs = directory / "specs.yaml"
-    specs.write_text(SPECS)
+    specs.write_text(SPECS + RUN_SPEC)
     server = ServeProcess(directory / "conv.duckdb", extra_args=("--specs", str(specs))).start()
     watcher = _Watcher(server)
     try:
@@ -93,6 +102,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             time.sleep(0.05)
         assert len(online) == len(ids), f"conversation verdicts missing:\n{server.log()}"
         # The server's scoring API (what `tracescore score` uses while serve holds the file) judges them too.
+        run_specs = _get(server, "/api/v1/verdicts?spec=every-turn-of-repair&limit=100")
         payload = {"specs": [s.model_dump(mode="json", exclude_none=True) for s in load_specs([specs])]}
         request = urllib.request.Request(
             f"http://127.0.0.1:{server.http_port}/api/v1/score",
@@ -131,6 +141,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         "streamed": streamed,
         "batch": batch,
         "api": api,
+        "run_specs": run_specs,
     }
 
 
@@ -209,12 +220,13 @@ def test_a_conversation_waits_for_the_grace_period_unless_its_last_turn_is_marke
 def test_conversation_verdicts_are_streamed_stored_and_equal_to_batch_scoring(judged: dict[str, Any]) -> None:
     online = judged["online"]
     assert {v["conversation_id"] for v in judged["streamed"]} == set(online)
-    stored = stored_rows(judged["server"], "SELECT run_id, conversation_id, label FROM verdicts")
-    assert {(r["run_id"], r["conversation_id"], r["label"]) for r in stored} == {
+    stored = stored_rows(judged["server"], "SELECT run_id, conversation_id, label, spec FROM verdicts")
+    assert {(r["run_id"], r["conversation_id"], r["label"]) for r in stored if r["conversation_id"]} == {
         (cid, cid, v["label"]) for cid, v in online.items()
     }
+    assert {r["spec"] for r in stored if r["conversation_id"] is None} == {"every-turn-of-repair"}
     assert judged["batch"].returncode == 1, judged["batch"].stderr  # some conversations fail
-    batch = {v["conversation_id"]: v for v in json.loads(judged["batch"].stdout)}
+    batch = {v["conversation_id"]: v for v in json.loads(judged["batch"].stdout) if "conversation_id" in v}
 
     def comparable(v: dict[str, Any]) -> Any:
         return (
@@ -250,3 +262,11 @@ def load_specs_text(text: str) -> list[Spec]:
     import yaml
 
     return [Spec.model_validate(document) for document in yaml.safe_load_all(text)]
+
+
+def test_run_specs_judge_state_and_idempotent_writes_on_each_turn_online(judged: dict[str, Any]) -> None:
+    verdicts = judged["run_specs"]
+    assert len(verdicts) == len(REPAIRED.turns)
+    assert all(v["label"] == "pass" and "conversation_id" not in v for v in verdicts), verdicts
+    kinds = sorted(c["kind"] for v in verdicts for c in v["checks"])
+    assert kinds == ["idempotent_writes", "idempotent_writes", "state", "state"]

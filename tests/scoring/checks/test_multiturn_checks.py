@@ -285,3 +285,25 @@ def test_the_check_order_does_not_depend_on_what_is_imported_first() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_snapshot_is_read_from_a_state_span_or_a_state_event() -> None:
+    from scoring.evidence.state import snapshots_in
+
+    as_span = snapshots_in("s1", "tracescore.state", 50, {"tracescore.state.json": '{"cwd": "/a"}'}, [])
+    assert [(s.value, s.valid, s.time_ns) for s in as_span] == [({"cwd": "/a"}, True, 50)]
+    event = {
+        "name": "tracescore.state",
+        "time_unix_nano": 40,
+        "attributes": {"tracescore.state.json": "oops"},
+    }
+    as_event = snapshots_in("s2", "invoke_agent", 60, {}, [event, {"name": "other"}])
+    assert [(s.value, s.valid, s.time_ns) for s in as_event] == [("oops", False, 40)]
+    assert (
+        snapshots_in("s3", "invoke_agent", 60, {"tracescore.state.json": "{}"}, []) == []
+    )  # not a state span
+    assert verdict({"state": {"": {"regex": "o+ps"}}}, state="oops").passed  # "" is the whole snapshot
+    spec = Spec.model_validate({"name": "s", "state": {"/cwd": {}}})
+    invalid = Evidence(run(), (), (), state=lambda: as_event[0])
+    [check] = judge(spec, invalid).checks
+    assert not check.satisfied and check.detail.startswith("error: ") and "is not JSON" in check.detail
