@@ -40,6 +40,11 @@ def complete_conversations(
     """Conversations whose every turn is complete, by first start (then id). Two index lookups (the
     turns by conversation id, their runs by run id) rather than the `conversations` view, whose
     grouping DuckDB may plan over every run."""
+    tables = connection.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_turns'"
+    ).fetchone()
+    if not tables or not tables[0]:
+        return []  # a file from before schema version 3 (read, not upgraded) recorded no conversation
     where, params = "", list[Any]()
     if conversation_ids is not None:
         where, params = "WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))", [conversation_ids]

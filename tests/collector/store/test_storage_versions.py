@@ -89,3 +89,18 @@ def test_a_version_2_file_gains_the_conversation_table_and_views(tmp_path: Path)
     assert max(versions) == SCHEMA_VERSION == 3
     assert runs == [("r", None, None, False)]
     assert conversations == (0,)
+
+
+def test_a_version_2_file_read_without_upgrade_has_no_conversations(tmp_path: Path) -> None:
+    """`tracescore score` reads a file read-only, without upgrading it: a spec with turns finds no
+    conversation there (none was recorded before schema version 3) instead of failing."""
+    from scoring import Spec, score_runs
+
+    path = tmp_path / "v2.duckdb"
+    connection = open_writer(path)
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP TABLE run_turns")
+    connection.close()
+    spec = Spec.model_validate({"name": "c", "turns": [{"expect_no_tool_calls": True}]})
+    with duckdb.connect(str(path), read_only=True) as reader:
+        assert list(score_runs(reader, [spec])) == []
