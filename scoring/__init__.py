@@ -14,12 +14,13 @@ from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_
 from scoring.report.diff import DiffError, diff, load_results
 from scoring.spec.files import load_specs
 from scoring.spec.specs import Spec, SpecError
-from scoring.verdict.record import CheckResult, Verdict, verdict_from_dict
+from scoring.verdict.record import CheckResult, ConversationVerdict, TurnVerdict, Verdict, verdict_from_dict
 from scoring.verdict.table import ensure_verdict_schema, store_verdicts, verdict_json
 
 __all__ = [
     "CHECKS",
     "CheckResult",
+    "ConversationVerdict",
     "DiffError",
     "Evidence",
     "Execution",
@@ -31,6 +32,7 @@ __all__ = [
     "SpecSet",
     "TaskResult",
     "ToolDefinition",
+    "TurnVerdict",
     "Verdict",
     "aggregate",
     "diff",

@@ -31,6 +31,7 @@ class Call:
     duration_ms: float = 10.0
     call_id: str | None = None
     requested: bool = False  # a chat span asked for it first (with the same call id)
+    result: str | None = None  # `gen_ai.tool.call.result` as sent (None: not captured)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,8 @@ def run_spans(index: int, plan: RunPlan) -> list[Span]:
                 attributes["gen_ai.tool.call.arguments"] = item.arguments
             if item.call_id is not None:
                 attributes["gen_ai.tool.call.id"] = item.call_id
+            if item.result is not None:
+                attributes["gen_ai.tool.call.result"] = item.result
             if item.paused:
                 attributes["tracescore.tool.paused"] = True
             if item.from_history:

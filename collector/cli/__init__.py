@@ -12,8 +12,9 @@ Public:
 - `main`, re-exported here: the entry point (`tracescore = "collector.cli:main"`); `python -m
   collector.cli` runs it too.
 
-Private: `_main`, `_parser`, `_scoring_commands`, `_client`, `_demo`, `_demo_agent`, `_doctor`,
-`_logging`, `_serve_status`, `_reference`.
+Private: `_main`, `_parser`, `_scoring_commands`, `_client`, `_demo`, `_demo_agent`,
+`_demo_conversation` (the demo's BFCL-style multi-turn agent), `_doctor`, `_logging`, `_serve_status`,
+`_reference`.
 """
 
 from collector.cli._main import main

@@ -2,7 +2,8 @@
 
 Starts the sidecar (DuckDB file, loopback ports) with the demo specs, drives the scripted shop
 assistant through a few tasks with several rollouts each over the real OTLP/gRPC exporter, prints each
-verdict as online scoring produces it, then the per-task pass rates.
+verdict as online scoring produces it, then the per-task pass rates. A separate last step shows one
+BFCL-style multi-turn conversation judged turn by turn (its own sidecar and file: `_conversation_step`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from collector.cli._demo_agent import ROLLOUTS, run_agent
+from collector.cli._demo_conversation import GUESSING, run_conversation
+from collector.cli._demo_conversation import SPECS as CONVERSATION_SPECS
 from collector.serve.server import Running, start, stop
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import wal_files
 from scoring import Verdict, aggregate
 from scoring.report.text import gate_note, tasks_text
+from scoring.verdict.record import ConversationVerdict
 
 DEMO_SPECS = """\
 # The demo's specs: edit them and re-run `tracescore score --db {db} --spec {specs}`.
@@ -158,6 +162,7 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
         f"{stats.runs_completed} runs complete, {len(verdicts)} verdicts\n"
     )
     print(tasks_text(aggregate(verdicts)))
+    _conversation_step(db, settings)
     per_tool = (
         "SELECT tool_name, count(*) FILTER (WHERE NOT error AND NOT paused) AS clean, "
         "count(*) FILTER (WHERE error) AS errored, count(*) FILTER (WHERE paused) AS paused "
@@ -172,6 +177,53 @@ def run_demo(db: Path, settings: ServeSettings) -> int:
     print(f"  {tracescore} score --db {db} --spec {specs_path} --format json")
     print(f"  {tracescore} report --db {db} --spec {specs_path}")
     return 0
+
+
+# --- The multi-turn step (issue 21): one BFCL-style conversation, judged turn by turn. ---------------
+# Kept apart from the shop demo above: its own sidecar and database file beside the demo's, so the
+# shop's verdicts, pass rates and printed commands stay as they are.
+
+
+def _conversation_step(db: Path, settings: ServeSettings) -> None:
+    conversation_db = db.with_name(db.stem + "-conversation.duckdb")
+    for stale in (conversation_db, *wal_files(conversation_db)):
+        stale.unlink(missing_ok=True)
+    specs_path = db.with_name(db.stem + "-conversation-specs.yaml")
+    specs_path.write_text(CONVERSATION_SPECS)
+    story = GUESSING
+    print(
+        "\nA multi-turn conversation, judged turn by turn as BFCL does "
+        f"({specs_path}, database {conversation_db}):"
+    )
+    for index, turn in enumerate(story.turns, 1):
+        calls = ", ".join(name for name, _ in turn.steps) or "no tool call"
+        print(f"  turn {index}  user: {turn.user:<36} agent: {calls}; {turn.answer!r}")
+    sidecar = _Sidecar(replace(settings, db=conversation_db, specs=(specs_path,)))
+    verdicts: list[Verdict] = []
+    follower = threading.Thread(target=sidecar.follow, args=(verdicts.append,), daemon=True)
+    follower.start()
+    provider = TracerProvider(resource=Resource.create({"service.name": "files-agent"}))
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=str(settings.grpc), insecure=True), schedule_delay_millis=100
+        )
+    )
+    conversation_id = run_conversation(provider.get_tracer("tracescore.demo"), story)
+    provider.shutdown()
+    deadline = time.monotonic() + 10
+    while not any(isinstance(v, ConversationVerdict) for v in verdicts) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sidecar.stop()
+    follower.join(5)
+    for verdict in verdicts:
+        if isinstance(verdict, ConversationVerdict) and verdict.conversation_id == conversation_id:
+            mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
+            print(f"  conversation {mark} ({verdict.spec}, {len(verdict.turns)} turns)")
+            for judged in verdict.turns:
+                print(
+                    f"    turn {judged.index}  {'PASS' if judged.passed else 'FAIL'}  "
+                    f"{judged.reason or 'all checks satisfied'}"
+                )
 
 
 def runnable_command() -> str:

@@ -15,6 +15,7 @@ Public:
 - `ports`: `bind_problem`, whether an address can be listened on (asked before the file opens).
 - `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.
 
-Private: `_online` (the online scorer), `_catch_up`, `_spec_source`, `_hub`, `_verdict_export`,
-`_services` (what the APIs may reach), `_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
+Private: `_online` (the online scorer), `_conversation_timer` (when a conversation is due),
+`_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_services` (what the APIs may reach),
+`_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
 """

@@ -68,7 +68,9 @@ def unscored_runs(
     connection: duckdb.DuckDBPyConnection, specs: list[Spec], started_us: int
 ) -> list[Unscored]:
     """Complete runs, completed before `started_us` (Unix µs) within the window, lacking a verdict
-    for their current version from one of these specs that selects them; in start order."""
+    for their current version from one of these specs that selects them; in start order. Specs with
+    `turns` judge conversations, never a run: they leave no run unscored."""
+    specs = [s for s in specs if s.turns is None]
     if not specs:
         return []
     newest = connection.execute(_NEWEST, [started_us]).fetchone()

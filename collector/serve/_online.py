@@ -21,13 +21,16 @@ from dataclasses import dataclass, field
 import duckdb
 
 from collector.serve._catch_up import Unscored, unscored_runs
+from collector.serve._conversation_timer import ConversationTimer
 from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import VerdictExporter
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
 from collector.store.writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
+from scoring.evidence.conversations import complete_conversations, load_conversations
 from scoring.evidence.runs import Run, complete_runs, load_evidence
+from scoring.judge.conversation import score_conversation
 from scoring.verdict.table import verdict_json
 
 log = logging.getLogger("tracescore.online")
@@ -56,6 +59,7 @@ class OnlineScorer:
         specs: SpecSource,
         hub: VerdictHub | None = None,
         exporter: VerdictExporter | None = None,
+        grace_s: float = 2.0,
     ) -> None:
         self._con = connection
         self.specs = specs
@@ -66,6 +70,8 @@ class OnlineScorer:
         self._pending = 0
         self._lock = threading.Lock()
         self.stats = OnlineStats()
+        # Conversations (runs sharing a conversation id) are judged after their last turn: see the timer.
+        self._conversations = ConversationTimer(grace_s)
         # Runs completed before this moment were completed by an earlier process: only those can have
         # been left unscored (the writer that hands runs to this scorer does not exist yet).
         self._started_us = int(time.time() * 1e6)
@@ -97,12 +103,14 @@ class OnlineScorer:
         backlog = self._plan_catch_up()
         last_poll = 0.0
         while True:
+            wait_s = self._conversations.wait_s(time.monotonic(), _SPEC_POLL_S)
             try:
-                item = self._queue.get_nowait() if backlog else self._queue.get(timeout=_SPEC_POLL_S)
+                item = self._queue.get_nowait() if backlog else self._queue.get(timeout=wait_s)
                 idle = False
             except queue.Empty:
                 item, idle = None, True
             now = time.monotonic()
+            self._judge_conversations(self._conversations.due(now))
             if now - last_poll >= _SPEC_POLL_S:
                 self.specs.refresh()
                 last_poll = now
@@ -161,6 +169,7 @@ class OnlineScorer:
             log.info("caught up: %d run(s) from before this start scored", self.stats.caught_up)
 
     def _abandon(self, backlog: deque[Unscored]) -> None:
+        self._judge_conversations(self._conversations.drain())  # stopping completed every trace
         if backlog:
             log.warning(
                 "stopping with %d run(s) from before the last start still unscored: the next start scores "
@@ -178,6 +187,10 @@ class OnlineScorer:
                 for run in trace.runs:
                     completed_at.setdefault(run.summary.run_id, stamp)
                     live[run.summary.run_id] = run  # completed twice in one batch: its latest version
+                    if run.summary.conversation_id is not None and self._has_turns():
+                        self._conversations.turn_completed(
+                            run.summary.conversation_id, run.summary.last_turn, stamp
+                        )
         try:
             if self.specs.specs:
                 verdicts = self._judge(list(live.values()))
@@ -204,6 +217,24 @@ class OnlineScorer:
             verdicts.extend(score_evidence(specs, run_evidence))
         self._deliver([e.run for e in evidence], verdicts)
         return verdicts
+
+    def _has_turns(self) -> bool:
+        return any(spec.turns is not None for spec in self.specs.specs)
+
+    def _judge_conversations(self, conversation_ids: list[str]) -> None:
+        """Judge these conversations from the store, which holds every completed turn."""
+        if not conversation_ids:
+            return
+        try:
+            rows = complete_conversations(self._con, conversation_ids=sorted(conversation_ids))
+            specs = self.specs.specs
+            verdicts: list[Verdict] = []
+            for conversation in load_conversations(self._con, rows):
+                verdicts.extend(score_conversation(specs, conversation))
+            self._deliver([], verdicts)
+        except Exception:
+            self.stats.store_failures += 1
+            log.exception("scoring %d conversation(s) failed; `tracescore score` can", len(conversation_ids))
 
     def _deliver(self, runs: list[Run], verdicts: list[Verdict]) -> None:
         """Store, count, publish to watchers and export one batch's verdicts."""

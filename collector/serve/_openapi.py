@@ -68,6 +68,24 @@ _VERDICT = {
         "schema_version": {"type": "integer"},
         "scored_at": {"type": "string", "format": "date-time"},
         "detail": {"type": "object", "description": "request/execution reconciliation, latency history"},
+        "conversation_id": {
+            "type": "string",
+            "description": "only on a conversation verdict (a spec with turns); run_id holds it too",
+        },
+        "turns": {
+            "type": "array",
+            "description": "only on a conversation verdict: each turn's run judged against the spec's turn",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "index": {"type": "integer"},
+                    "run_id": {"type": "string"},
+                    "passed": {"type": "boolean"},
+                    "reason": {"type": ["string", "null"]},
+                    "checks": {"type": "array", "items": {"type": "object"}},
+                },
+            },
+        },
     },
 }
 _TASK_RESULT = {

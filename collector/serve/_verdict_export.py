@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import Link, SpanContext, TraceFlags
 
 from collector.model.domain import OWN_SCOPE
-from scoring import Verdict
+from scoring import ConversationVerdict, Verdict
 
 log = logging.getLogger("tracescore.export")
 
@@ -153,6 +153,8 @@ class VerdictExporter:
             }
             if v.task:
                 attributes["tracescore.task.id"] = v.task
+            if isinstance(v, ConversationVerdict):
+                attributes["tracescore.conversation.id"] = v.conversation_id
             event: dict[str, str | float | int | bool] = {
                 "gen_ai.evaluation.name": v.spec,
                 "gen_ai.evaluation.score.label": attributes["gen_ai.evaluation.score.label"],

@@ -117,7 +117,11 @@ async def start(settings: ServeSettings) -> Running:
             export = None
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
-    online = OnlineScorer(connection.cursor(), specs, hub, exporter) if specs.paths or exporter else None
+    online = (
+        OnlineScorer(connection.cursor(), specs, hub, exporter, grace_s=settings.grace_seconds)
+        if specs.paths or exporter
+        else None
+    )
 
     def completed(traces: list[CompletedTrace]) -> None:
         if online is not None:

@@ -25,5 +25,6 @@ Public:
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),
 `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed workflows),
-`_stored_spans` (rows of `spans` back into domain spans).
+`_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
+into domain spans).
 """

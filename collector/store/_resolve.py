@@ -18,6 +18,7 @@ from collector.store._same_call import (
     drop_transport_duplicates,
     reported_failure,
 )
+from collector.store._turns import conversation_place
 
 
 # Treated as immutable but not declared frozen: a frozen dataclass sets each field through
@@ -65,6 +66,11 @@ class RunSummary:
     n_executions: int = 0
     n_requests: int = 0
     attributes: dict[str, Any] = field(default_factory=dict)
+    # The conversation this run is a turn of, its place there, and the harness's mark of the last turn
+    # (docs/storage.md, "Conversations"): read off the run's attributes once the trace is resolved.
+    conversation_id: str | None = None
+    turn_index: int | None = None
+    last_turn: bool = False
 
 
 @dataclass(slots=True)
@@ -330,5 +336,9 @@ def resolve_trace(
                 rounds[place.run_id][request.span_id],
                 linked.get((request.span_id, request.position)),
             )
+        )
+    for summary in runs.values():
+        summary.conversation_id, summary.turn_index, summary.last_turn = conversation_place(
+            summary.attributes, summary.session_id
         )
     return Resolution(resolved_executions, resolved_requests, list(runs.values()))

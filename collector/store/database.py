@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_schema_sql
+from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_tables_sql, create_views_sql
 from scoring.verdict.ddl import execute_ddl
 
 
@@ -91,7 +91,23 @@ def open_writer(
     # may hold every other commit off (duckdb/duckdb#20918): the checkpointer thread checkpoints instead,
     # by time and by WAL size (collector/store/_checkpointer.py); this only bounds a runaway log.
     connection.execute("SET checkpoint_threshold = '4GB'")
-    for statement in create_schema_sql():
+    for statement in create_tables_sql():
+        execute_ddl(connection, statement)
+    # fetchall: a result read only in part would keep a transaction open on the writer's connection.
+    ((stored,),) = connection.execute("SELECT max(version) FROM schema_version").fetchall()
+    if stored is not None and stored > SCHEMA_VERSION:
+        connection.close()
+        raise DatabaseError(
+            f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
+            "upgrade tracescore."
+        )
+    if stored is None or stored < SCHEMA_VERSION:
+        for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS.get(version, ()):
+                connection.execute(statement)
+        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+    # The views read the migrated tables: created only now.
+    for statement in create_views_sql():
         execute_ddl(connection, statement)
     # The API's read-only SQL runs on this instance: no file or network access from SQL, ever
     # (settings are instance-wide; the writer itself only uses registered Arrow batches).
@@ -99,21 +115,6 @@ def open_writer(
     connection.execute("SET autoinstall_known_extensions = false")
     connection.execute("SET autoload_known_extensions = false")
     connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
-    # fetchall: a result read only in part would keep a transaction open on the writer's connection.
-    ((stored,),) = connection.execute("SELECT max(version) FROM schema_version").fetchall()
-    if stored is None:
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
-    elif stored < SCHEMA_VERSION:
-        for version in range(stored + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS.get(version, ()):
-                connection.execute(statement)
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
-    elif stored > SCHEMA_VERSION:
-        connection.close()
-        raise DatabaseError(
-            f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
-            "upgrade tracescore."
-        )
     return connection
 
 

@@ -23,6 +23,7 @@ from collector.model.jsontext import to_json
 from collector.store._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
 from scoring.evidence.definitions import DefinitionLoader
 from scoring.evidence.runs import Evidence, Execution, Request, Run
+from scoring.evidence.state import StateLoader
 
 
 @dataclass(slots=True)
@@ -111,6 +112,8 @@ def _execution(resolved: ResolvedExecution) -> Execution:
         end_ns=e.end_ns,
         call_id_source=resolved.call_id_source,
         kind=e.kind,
+        # The text the store parses (or keeps as a string); `Execution.result` reads both alike.
+        result_text=e.result if isinstance(e.result, str) or e.result is None else to_json(e.result),
     )
 
 
@@ -133,9 +136,9 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
     """Evidence for each run, ordered as `load_evidence` orders rows (executions by start then span
     id, requests by request time then position); tool definitions still load from the store, and only
     when a spec asks for them."""
-    loader = DefinitionLoader(
-        connection, {r.summary.run_id: ([r.summary.trace_id], r.min_seq, r.max_seq) for r in runs}
-    )
+    ranges = {r.summary.run_id: ([r.summary.trace_id], r.min_seq, r.max_seq) for r in runs}
+    loader = DefinitionLoader(connection, ranges)
+    states = StateLoader(connection, ranges)
     evidence = []
     for live in runs:
         s = live.summary
@@ -158,6 +161,7 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
                 tuple(_execution(e) for e in executions),
                 tuple(_request(r) for r in requests),
                 loader.source(s.run_id),
+                states.source(s.run_id),
             )
         )
     return evidence

@@ -124,6 +124,16 @@ RUN_TRACE_SCHEMA = pa.schema(
     ]
 )
 
+RUN_TURN_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("trace_id", pa.string()),
+        ("conversation_id", pa.string()),
+        ("turn_index", pa.int32()),
+        ("last_turn", pa.bool_()),
+    ]
+)
+
 
 _U8 = 2**8 - 1
 _U32 = 2**32 - 1
@@ -296,6 +306,16 @@ def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed
         for r, version, min_seq, max_seq in runs
     ]
     return _table(RUN_TRACE_SCHEMA, rows)
+
+
+def run_turns_table(runs: Sequence[tuple[RunSummary, int, int, int]]) -> pa.Table:
+    """Rows for the runs that are turns of a conversation (the others have none)."""
+    rows = [
+        (r.run_id, r.trace_id, r.conversation_id, r.turn_index, r.last_turn)
+        for r, _, _, _ in runs
+        if r.conversation_id is not None
+    ]
+    return _table(RUN_TURN_SCHEMA, rows)
 
 
 _SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")

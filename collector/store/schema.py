@@ -6,7 +6,7 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -129,7 +129,49 @@ TABLES: dict[str, str] = {
             max_seq BIGINT NOT NULL,
             PRIMARY KEY (run_id, trace_id)
         )""",
+    # Issue 21: only runs that are turns of a conversation have a row, so other runs cost nothing.
+    # Kept out of run_traces, whose column list SQL users insert against.
+    "run_turns": """
+        CREATE TABLE IF NOT EXISTS run_turns (
+            run_id VARCHAR NOT NULL,
+            trace_id VARCHAR NOT NULL,
+            conversation_id VARCHAR NOT NULL,
+            turn_index INTEGER,
+            last_turn BOOLEAN NOT NULL,
+            PRIMARY KEY (run_id, trace_id)
+        )""",
 }
+
+# Runs sharing a conversation id are its turns, in turn order: by `tracescore.turn.index` where the
+# harness set it, then by start (docs/storage.md, "Conversations"). Scoring asks for a few conversations
+# by id through the indexes instead (scoring/evidence/conversations.py): DuckDB may plan this view's
+# grouping over every run.
+CONVERSATIONS_SQL = """
+        WITH turns AS (
+            SELECT conversation_id, run_id, max(turn_index) AS turn_index, bool_or(last_turn) AS last_turn
+            FROM run_turns
+            GROUP BY conversation_id, run_id
+        ), turn_runs AS (
+            SELECT t.conversation_id, t.run_id, t.turn_index, t.last_turn,
+                any_value(r.task_id) AS task_id, min(r.start_time) AS start_time,
+                max(r.end_time) AS end_time, bool_or(r.status = 'open') AS open,
+                sum(r.version) AS version, max(r.completed_at) AS completed_at
+            FROM turns t JOIN run_traces r ON r.run_id = t.run_id
+            GROUP BY ALL
+        )
+        SELECT
+            conversation_id,
+            count(*) AS n_turns,
+            list(run_id ORDER BY turn_index NULLS LAST, start_time, run_id) AS run_ids,
+            arg_min(task_id, start_time) AS task_id,
+            min(start_time) AS start_time,
+            max(end_time) AS end_time,
+            bool_or(last_turn) AS last_turn_marked,
+            CASE WHEN bool_or(open) THEN 'open' ELSE 'complete' END AS status,
+            sum(version)::BIGINT AS version,
+            max(completed_at) AS completed_at
+        FROM turn_runs
+        GROUP BY conversation_id"""
 
 # A run may span several traces (an explicit tracescore.run.id reused, e.g. a resumed session), so the
 # stored unit is (run, trace) and `runs` folds them.
@@ -156,9 +198,16 @@ VIEWS: dict[str, str] = {
             max(completed_at) AS completed_at,
             any_value(attributes) AS attributes,
             min(min_seq) AS min_seq,
-            max(max_seq) AS max_seq
-        FROM run_traces
+            max(max_seq) AS max_seq,
+            any_value(t.conversation_id) AS conversation_id,
+            max(t.turn_index) AS turn_index,
+            coalesce(bool_or(t.last_turn), false) AS last_turn
+        FROM run_traces LEFT JOIN run_turns t USING (run_id, trace_id)
         GROUP BY run_id""",
+    # Runs sharing a conversation id are its turns, in turn order: by `tracescore.turn.index` where the
+    # harness set it, then by start (docs/storage.md, "Conversations").
+    "conversations": f"""
+        CREATE OR REPLACE VIEW conversations AS {CONVERSATIONS_SQL}""",
 }
 
 
@@ -169,6 +218,8 @@ VIEWS: dict[str, str] = {
 INDEXES: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS run_traces_by_run ON run_traces (run_id)",
     "CREATE INDEX IF NOT EXISTS run_traces_by_trace ON run_traces (trace_id)",
+    # Online scoring looks a conversation's turns up by its id when a turn completes.
+    "CREATE INDEX IF NOT EXISTS run_turns_by_conversation ON run_turns (conversation_id)",
 )
 
 
@@ -177,8 +228,20 @@ INDEXES: tuple[str, ...] = (
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
     3: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'tool'",),
+    # Conversations and turns (issue 21): the run_turns table (made with the tables, as any missing
+    # table is) and the views that read it; runs completed before it are turns of no conversation.
+    4: (),
 }
 
 
 def create_schema_sql() -> list[str]:
     return [*TABLES.values(), *VIEWS.values(), *INDEXES]
+
+
+def create_tables_sql() -> list[str]:
+    """The tables alone: an older file is migrated before the views that read its new columns."""
+    return list(TABLES.values())
+
+
+def create_views_sql() -> list[str]:
+    return [*VIEWS.values(), *INDEXES]

@@ -38,6 +38,7 @@ from collector.store.rows import (
     executions_table,
     requests_table,
     run_traces_table,
+    run_turns_table,
     stamped,
 )
 from scoring.verdict.arrow_view import register_arrow
@@ -465,13 +466,14 @@ class Writer:
             floor = self._tracker.replay_floor(self._next_seq, excluding={s.trace_id for s in due})
             self._con.begin()
             if replaced:
-                for table in ("executions", "tool_requests", "run_traces"):
+                for table in ("executions", "tool_requests", "run_traces", "run_turns"):
                     self._con.execute(
                         f"DELETE FROM {table} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
                     )
             self._insert("executions", executions_table(executions), expressions=EXECUTION_EXPRESSIONS)
             self._insert("tool_requests", requests_table(requests))
             self._insert("run_traces", run_traces_table(runs, int(time.time() * 1e6)))
+            self._insert("run_turns", run_turns_table(runs))
             self._set_state(_STATE_REPLAY_FLOOR, floor)
             self._con.commit()
         except Exception as exc:

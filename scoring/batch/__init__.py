@@ -11,5 +11,6 @@ Hands on: `Verdict`s (or their stored rows) for `tracescore score` and `report`.
 Public:
 - `score`: `score_records`, `score_history`, `store_history`, `Scored`.
 
-Private: `_plan`, `_sql`, `_sql_json`, `_sql_literal`, `_sql_match`, `_select`, `_runs`, `_store`.
+Private: `_plan`, `_sql`, `_sql_json`, `_sql_literal`, `_sql_match`, `_select`, `_runs`, `_store`,
+`_conversations` (specs with `turns`, judged in Python against stored conversations after the runs).
 """

@@ -15,7 +15,7 @@ from scoring.checks import (
     registry,
 )
 from scoring.checks.registry import CHECKS
-from scoring.spec.specs import CATALOGUE_KEYS, Spec
+from scoring.spec.specs import CATALOGUE_KEYS, MULTITURN_KEYS, Spec
 
 # The checks a verdict can hold, in registration order; any other (a user's) may apply to every spec.
 BUILT_IN_CHECKS = (
@@ -31,6 +31,11 @@ BUILT_IN_CHECKS = (
     "before",
     "parallel",
     "require_executions_for_requests",
+    "results",
+    "result_shape",
+    "flows",
+    "idempotent_writes",
+    "state",
 )
 _COMPILED_CATALOGUE = {"forbidden_tools"}
 
@@ -52,7 +57,7 @@ def not_compiled(spec: Spec) -> str | None:
         return "ignore_tools"
     if not _checks_are_built_in():
         return "a check registered outside tracescore"
-    for key in CATALOGUE_KEYS:
+    for key in (*CATALOGUE_KEYS, *MULTITURN_KEYS):
         if key not in _COMPILED_CATALOGUE and spec.catalogue_value(key) is not None:
             return key
     if spec.latency is not None and (spec.latency.percentiles or spec.latency.window is not None):

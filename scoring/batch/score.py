@@ -22,6 +22,7 @@ import duckdb
 import orjson
 
 from scoring.batch import _store as storage
+from scoring.batch._conversations import conversation_verdicts
 from scoring.batch._plan import not_compiled
 from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
@@ -163,7 +164,8 @@ def score_records(
 ) -> Iterator[Scored]:
     """`score_runs`' verdicts in its order, judged set-based where the spec allows; with `store`, each
     slice's verdicts are in the `verdicts` table before they are yielded (the table must exist)."""
-    specs = list(specs)
+    conversation_specs = [spec for spec in specs if spec.turns is not None]
+    specs = [spec for spec in specs if spec.turns is None]
     in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
     runs = Runs(connection, run_id=run_id, task_id=task_id)
     try:
@@ -196,6 +198,9 @@ def score_records(
             yield from _with_python(connection, specs, judged, evidence_runs[low:high], low, store=store)
     finally:
         runs.close()
+    if conversation_specs and run_id is None:  # after every run: a conversation is judged on its turns
+        verdicts = conversation_verdicts(connection, conversation_specs, task_id=task_id, store=store)
+        yield from (Scored.of(v) for v in verdicts)
 
 
 def _with_python(
@@ -269,7 +274,8 @@ def store_history(
 ) -> int:
     """Score and store without bringing SQL-judged verdicts into Python at all; returns how many were
     stored. The `verdicts` table must exist."""
-    specs = list(specs)
+    conversation_specs = [spec for spec in specs if spec.turns is not None]
+    specs = [spec for spec in specs if spec.turns is None]
     in_python = [i for i, spec in enumerate(specs) if not_compiled(spec) is not None]
     stored = 0
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
@@ -296,6 +302,10 @@ def store_history(
     if in_python:
         python = [specs[i] for i in sorted(in_python)]
         stored += sum(1 for _ in _python_only(connection, python, run_id=run_id, task_id=task_id))
+    if conversation_specs and run_id is None:
+        stored += sum(
+            1 for _ in conversation_verdicts(connection, conversation_specs, task_id=task_id, store=True)
+        )
     return stored
 
 

@@ -3,8 +3,9 @@
 Owns: the registry (`register_check`, the door built-ins and users' checks alike come through) with
 the built-in expected-tool, argument and latency checks, the catalogue registered after them in
 verdict order (schema, argument rules, counts, trajectory and ordering, parallel rounds,
-requests-executed), the gates that fail a run without counting in its value (strict mode, forbidden
-tools), request/execution reconciliation, latency over history, and JSON-equality matching.
+requests-executed, results and result shapes, flows, idempotent writes, state), the gates that fail a
+run without counting in its value (strict mode, forbidden tools), request/execution reconciliation,
+latency over history, and JSON-equality matching.
 Takes in: a `Spec` and a run's evidence narrowed to the spec's scope (`Scoped`).
 Hands on: `CheckResult`s to the judge. Only clean executions satisfy anything.
 
@@ -18,7 +19,9 @@ Public:
 - `reconcile`: `reconcile`, `reference`.
 - `latency_history`: `samples`, `evaluate`, `nearest_rank`, `DETAIL_KEY`.
 - `matching`: `matches_subset`, `json_equal`.
+- `flows`: the `flows` check, and `judge_flow` (a conversation's flows are judged turn by turn).
 
-Private: `_schema_check`, `_rules`, `_counts`, `_trajectory`, `_parallel`, `_requests_check` (the
-catalogue's checks), `_bipartite` (maximum matching for unordered pairings).
+Private: `_schema_check`, `_rules`, `_counts`, `_trajectory`, `_parallel`, `_requests_check`,
+`_results`, `_flows_check`, `_idempotent`, `_state` (the catalogue's checks), `_paths` (dotted paths and JSON
+pointers into results and state), `_bipartite` (maximum matching for unordered pairings).
 """

@@ -13,4 +13,8 @@ from scoring.checks import _counts  # noqa: F401  calls, expect_no_tool_calls, e
 from scoring.checks import _trajectory  # noqa: F401  trajectory, before
 from scoring.checks import _parallel  # noqa: F401  parallel
 from scoring.checks import _requests_check  # noqa: F401  require_executions_for_requests
+from scoring.checks import _results  # noqa: F401  results, result_shape
+from scoring.checks import _flows_check  # noqa: F401  flows
+from scoring.checks import _idempotent  # noqa: F401  idempotent_writes
+from scoring.checks import _state  # noqa: F401  state
 # isort: on

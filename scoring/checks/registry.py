@@ -15,6 +15,7 @@ from typing import Any
 from scoring.checks.matching import matches_subset
 from scoring.evidence.definitions import DefinitionSource, no_definitions
 from scoring.evidence.runs import Execution, Request
+from scoring.evidence.state import StateSource, no_state
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
 
@@ -27,6 +28,9 @@ class Scoped:
     requests: tuple[Request, ...]
     # Tool definitions captured in the run's traces (`schema: from_trace`); read from storage on call.
     definitions: DefinitionSource = field(default=no_definitions)
+    # The run's state snapshot (`state` checks) and the earlier turns' executions (`flows`).
+    state: StateSource = field(default=no_state)
+    earlier: tuple[Execution, ...] = ()
 
     @property
     def clean(self) -> tuple[Execution, ...]:

@@ -11,4 +11,7 @@ Public:
 - `runs`: `Run`, `Execution`, `Request`, `Evidence`, `complete_runs`, `complete_run_ids`,
   `load_evidence`, `RUN_ORDER`, `complete_runs_source`.
 - `definitions`: `ToolDefinition`, `DefinitionLoader`, `DefinitionSource`, `no_definitions`.
+- `conversations`: `Conversation`, `complete_conversations`, `load_conversations`.
+- `state`: `StateSnapshot`, `StateLoader`, `StateSource`, `no_state` (`tracescore.state` snapshots, read
+  on demand, for `state` checks).
 """

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from scoring.evidence.definitions import DefinitionLoader, DefinitionSource, no_definitions
+from scoring.evidence.state import StateLoader, StateSource, no_state
 
 # executions.kind: a call of one of the agent's tools, or a handoff of the conversation to another agent
 # that the framework ran as a tool call (docs/storage.md).
@@ -41,11 +42,34 @@ class Execution:
     # "tool", or "handoff": the framework handed the conversation to another agent through a tool call
     # (executions.kind); a spec sees handoffs only where it names them (scoring/judge/_scope.py).
     kind: str = TOOL
+    # The tool's result as stored (`executions.result`, JSON text), parsed only when a check reads it.
+    # Compared by value (`result`), not text: the live path holds the text as the span carried it.
+    result_text: str | None = field(default=None, compare=False)
+
+    @property
+    def result(self) -> tuple[bool, Any]:
+        """(captured, value) of the result: JSON text is its value, any other text the string itself
+        (as the store keeps it: a non-JSON result is stored as a JSON string)."""
+        return result_value(self.result_text)
 
     @property
     def clean(self) -> bool:
         """The evidence rule: it ran, under a name, without error, not paused, not replayed history."""
         return bool(self.tool_name) and not self.error and not self.paused and not self.from_history
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN and the infinities are not JSON: DuckDB stores such text as a string
+
+
+def result_value(text: str | None) -> tuple[bool, Any]:
+    """(captured, value) of a result's text, read as `executions.result` stores it."""
+    if text is None:
+        return False, None
+    try:
+        return True, json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return True, text
 
 
 @dataclass(slots=True)
@@ -81,6 +105,10 @@ class Evidence:
     requests: tuple[Request, ...]
     # Tool definitions captured in the run's traces; loaded only when a check calls it.
     definitions: DefinitionSource = field(default=no_definitions)
+    # The environment's state snapshot at the end of the run (`tracescore.state`); loaded on demand.
+    state: StateSource = field(default=no_state)
+    # Executions of the conversation's earlier turns: where a turn's `flows` may take their values from.
+    earlier: tuple[Execution, ...] = ()
 
 
 # The order runs are scored in (and verdicts listed in): by their first span, then id.
@@ -170,8 +198,8 @@ def load_evidence(
     requests: dict[str, list[Request]] = {run_id: [] for run_id in wanted}
     rows = connection.execute(
         "SELECT run_id, span_id, tool_name, arguments, arguments_raw, error, paused, from_history, "
-        "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source, kind "
-        "FROM executions "
+        "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source, kind, "
+        "result::VARCHAR FROM executions "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY start_time, span_id",
         [low, high, trace_ids],
@@ -195,6 +223,7 @@ def load_evidence(
                     end_ns=row[12] or 0,
                     call_id_source=row[13],
                     kind=row[14],
+                    result_text=row[15],
                 )
             )
     rows = connection.execute(
@@ -207,13 +236,16 @@ def load_evidence(
     for row in rows:
         if row[0] in requests:
             requests[row[0]].append(Request(row[1], row[2], row[3], row[4], *row[5:10]))
-    definitions = DefinitionLoader(connection, {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs})
+    ranges = {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs}
+    definitions = DefinitionLoader(connection, ranges)
+    states = StateLoader(connection, ranges)
     return [
         Evidence(
             run,
             tuple(executions[run.run_id]),
             tuple(requests[run.run_id]),
             definitions.source(run.run_id),
+            states.source(run.run_id),
         )
         for run, _, _, _ in runs
     ]

@@ -10,6 +10,8 @@ Hands on: `Verdict`s, to whoever stores, streams or reports them.
 Public:
 - `run`: `judge`.
 - `scorer`: `score_evidence`, `score_runs`, `SpecSet` (specs indexed by what they select).
+- `conversation`: `judge_conversation`, `score_conversation`, `score_conversations` (specs with
+  `turns`, judged against conversations).
 
 Private: `_reliability` (the reliability_eval profile), `_scope` (what a spec may see of a run).
 """

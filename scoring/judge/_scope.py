@@ -24,7 +24,9 @@ def scoped(spec: Spec, evidence: Evidence) -> tuple[Scoped, int]:
         executions = tuple(e for e in executions if e.tool_name not in ignored)
         requests = tuple(r for r in requests if r.tool_name not in ignored)
     if spec.scope == "all":
-        return Scoped(executions, requests, evidence.definitions), 0
+        return Scoped(executions, requests, evidence.definitions, evidence.state, evidence.earlier), 0
     leaders = tuple(e for e in executions if _is_leader(e.agent_path))
     requests = tuple(r for r in requests if _is_leader(r.agent_path))
-    return Scoped(leaders, requests, evidence.definitions), len(executions) - len(leaders)
+    earlier = tuple(e for e in evidence.earlier if _is_leader(e.agent_path))
+    view = Scoped(leaders, requests, evidence.definitions, evidence.state, earlier)
+    return view, len(executions) - len(leaders)

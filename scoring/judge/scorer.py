@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import duckdb
 
 from scoring.evidence.runs import Evidence, Run, complete_runs, load_evidence
+from scoring.judge.conversation import score_conversations
 from scoring.judge.run import judge
 from scoring.spec.select import SelectIndex, selects
 from scoring.spec.specs import Spec
@@ -46,6 +47,9 @@ def score_evidence(specs: Sequence[Spec] | SpecSet, evidence: Evidence) -> list[
         chosen = [spec for spec in specs if selects(spec.select, evidence.run)]
     verdicts = []
     for spec in chosen:
+        # A spec with `turns` judges conversations (scoring/judge/conversation.py), never one run.
+        if spec.turns is not None:
+            continue
         try:
             verdicts.append(judge(spec, evidence))
         except Exception as exc:  # one broken scorer must not sink the batch
@@ -73,9 +77,12 @@ def score_runs(
     run_id: str | None = None,
     task_id: str | None = None,
 ) -> Iterator[Verdict]:
-    """Verdicts for every complete run (optionally one run or one task) that some spec selects."""
+    """Verdicts for every complete run (optionally one run or one task) that some spec selects; then,
+    unless one run is asked for, every complete conversation's for the specs with `turns`."""
     runs = complete_runs(connection, run_id=run_id, task_id=task_id)
     indexed = SpecSet(specs)
     for start in range(0, len(runs), _RUNS_PER_CHUNK):
         for evidence in load_evidence(connection, runs[start : start + _RUNS_PER_CHUNK]):
             yield from score_evidence(indexed, evidence)
+    if run_id is None:
+        yield from score_conversations(connection, specs, task_id=task_id)

@@ -12,6 +12,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -30,6 +31,14 @@ from scoring.spec.check_models import (
     check_tool_names,
 )
 from scoring.spec.jsonschema import schema_problem
+from scoring.spec.multiturn_models import (
+    Flow,
+    IdempotentWrites,
+    ResultRule,
+    check_conversation_keys,
+    check_multiturn,
+    named_turns,
+)
 
 ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
@@ -53,6 +62,10 @@ CATALOGUE_KEYS = (
     "expect_tool_call",
     "require_executions_for_requests",
 )
+
+# The multi-turn checks (issue 21, docs/checks.md), kept apart from CATALOGUE_KEYS so that tuple keeps
+# its meaning; profile reliability_eval refuses these too, and set-based scoring leaves them to Python.
+MULTITURN_KEYS = ("results", "flows", "idempotent_writes", "state", "turns")
 
 
 def _bare_string(value: Any) -> Any:
@@ -99,6 +112,23 @@ class Spec(BaseModel):
     require_executions_for_requests: Literal[True] | None = None
     # How every `any_of` of argument_rules and trajectory values compares, unless a rule says otherwise.
     normalize: Normalize | None = None
+    # Multi-turn checks (issue 21).
+    results: dict[str, ResultRule] | None = None
+    flows: list[Flow] | None = None
+    idempotent_writes: IdempotentWrites | None = None
+    state: dict[str, Rule] | None = None
+    # A conversation spec: one spec of checks per turn, judged against the conversation's runs in order.
+    turns: list[Spec] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _turn_names(cls, data: Any) -> Any:
+        return named_turns(data)
+
+    @field_validator("results", "flows", "state")
+    @classmethod
+    def _multiturn(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_multiturn(str(info.field_name), value)
 
     @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
@@ -205,8 +235,12 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
+        if self.turns is not None:
+            given = {k: getattr(self, k) for k in self.model_fields_set}
+            check_conversation_keys({"schema" if k == "schema_" else k: v for k, v in given.items()})
+            return self
         if reliability:
-            for key in ("latency", *CATALOGUE_KEYS):
+            for key in ("latency", *CATALOGUE_KEYS, *MULTITURN_KEYS):
                 if self.catalogue_value(key) is not None:
                     raise ValueError(
                         f"{key} is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
@@ -248,7 +282,7 @@ class Spec(BaseModel):
             bool(self.expected_tools)
             or bool(self.arguments)
             or self.latency is not None
-            or any(self.catalogue_value(key) is not None for key in CATALOGUE_KEYS)
+            or any(self.catalogue_value(key) is not None for key in (*CATALOGUE_KEYS, *MULTITURN_KEYS))
         )
         polices = self.profile == "reliability_eval" and self.expected_tools is not None
         return not has_checks and not polices
@@ -288,6 +322,8 @@ class Spec(BaseModel):
             names |= {item.tool for item in self.trajectory.tools}
         names |= {name for pair in self.before or [] for name in pair}
         names |= set(self.parallel.tools if self.parallel else [])
+        names |= set(self.results or {})
+        names |= {name for flow in self.flows or [] for name in (flow.source_tool, flow.target_tool)}
         return names
 
     @property

@@ -60,6 +60,35 @@ class Verdict:
         return data
 
 
+@dataclass(slots=True)
+class TurnVerdict:
+    """One turn of a conversation verdict: its run judged against the spec's turn at that place."""
+
+    index: int  # 1-based, as "turn N" in reasons
+    run_id: str
+    passed: bool
+    reason: str | None
+    checks: tuple[CheckResult, ...]
+
+
+@dataclass(slots=True)
+class ConversationVerdict(Verdict):
+    """A spec with `turns` judged against a conversation (issue 21). `run_id` holds the conversation id
+    (the verdict is keyed on it), `run_version` the conversation's version; a run verdict carries none
+    of these fields, so its JSON form is unchanged."""
+
+    conversation_id: str = ""
+    turns: tuple[TurnVerdict, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = Verdict.to_dict(self)
+        data["conversation_id"] = self.conversation_id
+        data["turns"] = [_plain(turn) for turn in self.turns]
+        for turn in data["turns"]:
+            turn["checks"] = list(turn["checks"])
+        return data
+
+
 def verdict_text(verdict: Verdict) -> str:
     """Compact JSON of `to_dict()`, written without building it. Online scoring writes one for every
     verdict (~1.5 kB with its reconciliation): orjson writes the dataclasses as they are, ~10x faster
@@ -143,6 +172,20 @@ def error_verdict(
 
 def verdict_from_dict(data: dict[str, Any]) -> Verdict:
     """A verdict back from its JSON form (stored verdicts, saved `score --format json` output)."""
+    if "turns" in data and "conversation_id" in data:
+        base = verdict_from_dict({k: v for k, v in data.items() if k not in ("turns", "conversation_id")})
+        turns = tuple(
+            TurnVerdict(
+                t["index"],
+                t["run_id"],
+                t["passed"],
+                t.get("reason"),
+                tuple(CheckResult(**c) for c in t["checks"]),
+            )
+            for t in data["turns"]
+        )
+        values = {name: getattr(base, name) for name in _VERDICT_FIELDS}
+        return ConversationVerdict(**values, conversation_id=data["conversation_id"], turns=turns)
     fields = {k: v for k, v in data.items() if k in Verdict.__dataclass_fields__}
     for key in ("checks", "gates"):
         fields[key] = tuple(CheckResult(**c) for c in fields.get(key, []))

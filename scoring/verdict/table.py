@@ -45,6 +45,9 @@ DDL = (
         verdict JSON NOT NULL USING COMPRESSION zstd,
         PRIMARY KEY (run_id, spec, run_version)
     )""",
+    # Conversation verdicts (issue 21) are keyed on the conversation id in `run_id`; this column tells
+    # them apart (NULL for a run's verdict). Added to files made before it.
+    "ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS conversation_id VARCHAR",
     # The latest verdict of each (run, spec), folded per task: pass rates without pass@k (see `report`).
     """
     CREATE OR REPLACE VIEW task_results AS
@@ -139,6 +142,7 @@ def store_verdicts(
     # The list columns are parts of the verdict document: DuckDB cuts them out of it rather than Python
     # encoding every verdict twice.
     parts = ", ".join(f"verdict::JSON -> '$.{name}'" for name in _PART_COLUMNS)
+    parts += ", verdict::JSON ->> '$.conversation_id'"
     register_arrow(connection, "_batch_verdicts", table)
     # DELETE then INSERT, not INSERT OR REPLACE: DuckDB runs an upsert as a MERGE, which takes the global
     # checkpoint lock, so a checkpoint is refused while one is open, and one that starts waits out a
@@ -152,7 +156,7 @@ def store_verdicts(
             "(SELECT (run_id, spec, run_version) FROM _batch_verdicts)"
         )
         connection.execute(
-            f"INSERT INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}) "
+            f"INSERT INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}, conversation_id) "
             f"SELECT {', '.join(_COLUMNS)}, {parts} FROM _batch_verdicts"
         )
         if owned:

@@ -120,3 +120,29 @@ def test_the_commands_the_demo_prints_run_as_printed(demo: Demo) -> None:
         # `score` exits 1 when a run failed, as the demo's runs do by design; 127 is "command not found".
         assert result.returncode in (0, 1), f"{line.strip()}\n{result.stderr}"
         assert result.stdout.strip(), line
+
+
+def test_demo_shows_one_conversation_judged_turn_by_turn(demo: Demo) -> None:
+    """Issue 21: the demo's last step runs a BFCL-style conversation over OTLP into its own sidecar and
+    file, and prints its verdict turn by turn, the failing turns named."""
+    result = demo.result
+    assert result.returncode == 0, result.stderr
+    step = result.stdout.split("A multi-turn conversation, judged turn by turn", 1)[1]
+    step = step.split("The same data, with SQL and the CLI:", 1)[0]
+    assert "conversation FAIL (bfcl-files, 4 turns)" in step
+    judged = [
+        line.strip()
+        for line in step.splitlines()
+        if line.strip().startswith("turn ") and ("  PASS" in line or "  FAIL" in line)
+    ]
+    assert any(line.startswith("turn 1  PASS") for line in judged)
+    assert any(line.startswith("turn 2  FAIL  expected no tool call") for line in judged)
+    assert any(
+        line.startswith("turn 4  FAIL") and 'passed "f01", not a returned value' in line for line in judged
+    )
+    with duckdb.connect(
+        str(demo.directory / "tracescore-demo-conversation.duckdb"), read_only=True
+    ) as connection:
+        stored = connection.execute("SELECT conversation_id, label FROM verdicts").fetchall()
+        turns = connection.execute("SELECT n_turns FROM conversations").fetchall()
+    assert [label for _, label in stored] == ["fail"] and turns == [(4,)]

@@ -23,7 +23,8 @@ from tests.scoring.batch.test_batch_parity import PLANS, calls
 
 
 def _comparable(evidence: Evidence) -> tuple[Any, ...]:
-    return evidence.run, evidence.executions, evidence.requests, dict(evidence.definitions())
+    results = [e.result for e in evidence.executions]  # by value: the texts may be written differently
+    return evidence.run, evidence.executions, evidence.requests, dict(evidence.definitions()), results
 
 
 def _both(path: Path, plans: list[RunPlan]) -> tuple[list[LiveRun], duckdb.DuckDBPyConnection]:
@@ -98,3 +99,28 @@ def test_any_arguments_come_through_as_stored(tmp_path: Path, texts: list[str], 
     runs, connection = _both(path, [plan])
     with connection:
         _assert_same(runs, connection)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    results=st.lists(
+        st.one_of(
+            st.sampled_from(
+                ['{"zip": "75001"}', "Sunny, 21 C", '"quoted"', "42", "NaN", "[1, 2]", "", "null"]
+            ),
+            st.text(max_size=20),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_any_result_reads_the_same_live_and_stored(tmp_path: Path, results: list[str]) -> None:
+    """Issue 21: `results` checks read a result as `executions.result` stores it (JSON text is its value,
+    any other text a string); the live path must give the same value."""
+    path = tmp_path / "h.duckdb"
+    path.unlink(missing_ok=True)
+    runs, connection = _both(path, [RunPlan(tuple(Call("weather", "{}", result=r) for r in results))])
+    with connection:
+        _assert_same(runs, connection)
+        (evidence,) = live_evidence(connection, runs)
+        assert [e.result[0] for e in evidence.executions] == [True] * len(results)

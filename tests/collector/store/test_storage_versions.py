@@ -65,5 +65,51 @@ def test_an_older_file_gains_the_columns_added_since(tmp_path: Path, old_version
         rows = connection.execute(f"SELECT tool_name, {columns} FROM executions").fetchall()
     finally:
         connection.close()
-    assert max(versions) == SCHEMA_VERSION == max(_ADDED)
+    assert max(versions) == SCHEMA_VERSION
     assert rows == [("get_weather", *(value for _, value in _ADDED.values()))]
+
+
+def test_a_version_3_file_gains_the_conversation_table_and_views(tmp_path: Path) -> None:
+    """Schema version 4 added the run_turns table and the conversation columns of the `runs` view
+    (issue 21): a file written before it is upgraded in place, its runs kept as turns of no
+    conversation, and the `runs` and `conversations` views read the new table."""
+    path = tmp_path / "v3.duckdb"
+    connection = open_writer(path)
+    connection.execute(
+        "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
+        "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
+    )
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP VIEW runs")
+    connection.execute("DROP TABLE run_turns")
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (3)")
+    connection.close()
+
+    connection = open_writer(path)
+    try:
+        versions = [row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()]
+        runs = connection.execute(
+            "SELECT run_id, conversation_id, turn_index, last_turn FROM runs"
+        ).fetchall()
+        conversations = connection.execute("SELECT count(*) FROM conversations").fetchone()
+    finally:
+        connection.close()
+    assert max(versions) == SCHEMA_VERSION == 4
+    assert runs == [("r", None, None, False)]
+    assert conversations == (0,)
+
+
+def test_a_file_from_before_conversations_read_without_upgrade_has_none(tmp_path: Path) -> None:
+    """`tracescore score` reads a file read-only, without upgrading it: a spec with turns finds no
+    conversation there (none was recorded before schema version 4) instead of failing."""
+    from scoring import Spec, score_runs
+
+    path = tmp_path / "v2.duckdb"
+    connection = open_writer(path)
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP TABLE run_turns")
+    connection.close()
+    spec = Spec.model_validate({"name": "c", "turns": [{"expect_no_tool_calls": True}]})
+    with duckdb.connect(str(path), read_only=True) as reader:
+        assert list(score_runs(reader, [spec])) == []

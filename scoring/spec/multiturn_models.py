@@ -1,0 +1,220 @@
+"""Spec models of the multi-turn checks (issue 21; docs/checks.md): rules on what a tool returned
+(`results`), values that must flow from an earlier result into a later call's arguments (`flows`),
+writes not repeated blindly after an error (`idempotent_writes`), and rules on the environment's
+state snapshot at the end of a turn (`state`). Every model refuses unknown keys, like the spec itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scoring.spec._json import not_json
+from scoring.spec.check_models import Rule, check_tool_names
+from scoring.spec.jsonschema import schema_problem
+
+
+def check_result_paths(values: dict[str, Rule]) -> dict[str, Rule]:
+    for key in values:
+        if not key or any(not part for part in key.split(".")):
+            raise ValueError(
+                f"result path {key!r} is not a key or dotted path (write items.0.id; for the whole "
+                "result use `value`)"
+            )
+    return values
+
+
+class ResultRule(BaseModel):
+    """`results: {TOOL: …}`: some clean execution of TOOL returned a result meeting every part given;
+    `{}` asks only that some clean execution's result was captured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+    value: Rule | None = None  # the whole result (a text result is a string)
+    values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    # BFCL's structure check: same dict keys and list lengths as this example, values not compared.
+    shape: Any = None
+
+    @field_validator("values")
+    @classmethod
+    def _paths(cls, values: dict[str, Rule] | None) -> dict[str, Rule] | None:
+        return None if values is None else check_result_paths(values)
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            problem = not_json(schema) or schema_problem(schema)
+            if problem:
+                raise ValueError(f"schema: {problem}")
+        return schema
+
+    @field_validator("shape")
+    @classmethod
+    def _json_shape(cls, shape: Any) -> Any:
+        problem = not_json(shape)
+        if problem:
+            raise ValueError(f"shape: {problem}")
+        return shape
+
+
+_FROM = re.compile(r"^(?P<tool>.+?)\.result(?:\.(?P<path>.+))?$")
+_TO = re.compile(r"^(?P<tool>.+?)\.arguments\.(?P<path>.+)$")
+
+
+def _path_ok(path: str | None) -> bool:
+    return path is None or all(path.split("."))
+
+
+class Flow(BaseModel):
+    """`flows: [{from: TOOL.result[.PATH], to: TOOL.arguments.PATH}]`: every clean call of the `to`
+    tool passes, at PATH, a value an earlier clean `from` execution returned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+
+    source: str = Field(alias="from", min_length=1)
+    target: str = Field(alias="to", min_length=1)
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        match = _FROM.match(value)
+        if match is None or not _path_ok(match.group("path")):
+            raise ValueError(
+                f"from {value!r} is not TOOL.result or TOOL.result.PATH (create_folder.result.id)"
+            )
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        match = _TO.match(value)
+        if match is None or not _path_ok(match.group("path")):
+            raise ValueError(f"to {value!r} is not TOOL.arguments.PATH (save_report.arguments.folder_id)")
+        return value
+
+    @property
+    def source_tool(self) -> str:
+        return _parts(_FROM, self.source)[0]
+
+    @property
+    def source_path(self) -> str | None:
+        return _parts(_FROM, self.source)[1]
+
+    @property
+    def target_tool(self) -> str:
+        return _parts(_TO, self.target)[0]
+
+    @property
+    def target_path(self) -> str:
+        return _parts(_TO, self.target)[1] or ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.source} -> {self.target}"
+
+
+def _parts(pattern: re.Pattern[str], text: str) -> tuple[str, str | None]:
+    match = pattern.match(text)
+    assert match is not None  # validated when the spec loaded
+    return match.group("tool"), match.group("path")
+
+
+class IdempotentWrites(BaseModel):
+    """`idempotent_writes: {tools, reads}`: no write of `tools` is repeated with the same arguments after
+    it errored unless a clean execution of one of `reads` came in between."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: list[str] = Field(min_length=1)
+    reads: list[str] = Field(default_factory=list)
+
+    @field_validator("tools", "reads", mode="before")
+    @classmethod
+    def _not_a_bare_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(f"must be a list of tool names, not the bare string {value!r} (write [{value}])")
+        return value
+
+    @field_validator("tools", "reads")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        check_tool_names(value)
+        return value
+
+    @model_validator(mode="after")
+    def _apart(self) -> IdempotentWrites:
+        both = set(self.tools) & set(self.reads)
+        if both:
+            raise ValueError(f"{', '.join(sorted(both))} both a write and a read: name it in one list")
+        return self
+
+
+def check_multiturn(key: str, value: Any) -> Any:
+    """The spec-level refusals of `results`, `flows` and `state` (their items validate themselves)."""
+    if value is None:
+        return None
+    if not value:
+        example = {"results": "{TOOL: RULE}", "flows": "[{from, to}]", "state": "{/PATH: RULE}"}[key]
+        raise ValueError(f"{key} is empty: give {example}, or remove the key")
+    if key == "results":
+        check_tool_names(value)
+    if key == "state":
+        # JSON-pointer-like: `/files/report.txt`, `/items/0`; `""` is the whole snapshot.
+        for path in value:
+            if path and not path.startswith("/"):
+                raise ValueError(
+                    f"state path {path!r} must start with / (a JSON pointer such as /folders/0/name)"
+                )
+    return value
+
+
+def named_turns(data: Any) -> Any:
+    """A conversation spec's raw `turns`, each turn named after the spec and its place (a turn is a spec
+    of its own and takes its name, select and profile from the conversation spec)."""
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        return data
+    if not data["turns"]:
+        raise ValueError("turns is empty: give one mapping of checks per turn, or remove the key")
+    name = data.get("name") if isinstance(data.get("name"), str) else "spec"
+    turns = []
+    for index, given in enumerate(data["turns"], 1):
+        turn = given
+        if isinstance(given, dict):
+            # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
+            inherited = {"name": f"{name} turn {index}", "select": {}, "profile": "default"}
+            for key in ("name", "select", "turns", "profile"):
+                if key in given and given[key] == inherited.get(key, ...):
+                    continue
+                if key in given:
+                    raise ValueError(
+                        f"turns[{index - 1}] sets {key}: a turn takes it from the conversation spec, "
+                        "remove it from the turn"
+                    )
+            turn = {"name": f"{name} turn {index}", **given}
+        elif given is None:
+            turn = {"name": f"{name} turn {index}"}  # `- ` alone in YAML: refused below, by name
+        turns.append(turn)
+    return {**data, "turns": turns}
+
+
+# What a spec with `turns` may say at its top level: which conversations it judges and the flows that
+# span them; every other check belongs to a turn.
+_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows"})
+
+
+def check_conversation_keys(given: dict[str, Any]) -> None:
+    """`given`: the keys set at the top of a spec with turns, and their values. Defaults written out
+    (a spec dumped and read back) are not checks."""
+    defaults = {"scope": "all", "profile": "default"}
+    misplaced = sorted(
+        k for k, v in given.items() if k not in _CONVERSATION_KEYS and defaults.get(k, ...) != v
+    )
+    if misplaced:
+        raise ValueError(
+            f"{', '.join(misplaced)} at the top of a spec with turns: a conversation spec holds name, "
+            "select, turns and flows; move each check into the turn it is about"
+        )
