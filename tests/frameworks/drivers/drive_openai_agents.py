@@ -15,6 +15,9 @@ the SDK's default `failure_error_function` ("An error occurred while running the
 again."; the exception's own text is redacted everywhere, spans included), so the booking task ends
 with the model's answer.
 
+`--scenario delegation` (cells `openai-agents-multiagent-<instrumentation>`) plays the harness's
+delegation scenario: the member agent is the leader's tool (`Agent.as_tool`).
+
 Run inside a virtualenv with tests/frameworks/requirements/openai-agents-<instrumentation>.txt installed:
     python tests/frameworks/drivers/drive_openai_agents.py --instrumentation openinference \
         --endpoint http://127.0.0.1:4318/v1/traces --record tests/frameworks/fixtures/<cell>
@@ -29,6 +32,14 @@ from typing import Any
 
 import httpx2
 from _harness import (
+    DELEGATION_PROMPT,
+    DELEGATION_TASK,
+    LEADER,
+    LEADER_ANSWER,
+    MEMBER,
+    MEMBER_ANSWER,
+    MEMBER_CALLS,
+    MEMBER_REQUEST,
     SCENARIO,
     Harness,
     arguments,
@@ -117,17 +128,38 @@ def _instrument(name: str, harness: Harness) -> None:
         OpenLLMetryInstrumentor(replace_existing_processors=True).instrument(tracer_provider=harness.provider)
 
 
+def _delegate(harness: Harness) -> None:
+    """The delegation scenario: the member as the leader's tool (`Agent.as_tool`), so the member runs
+    inside the leader's tool call (a handoff would make it a top-level agent of the run instead)."""
+    member = Agent(
+        name=MEMBER,
+        model=scripted_model(MEMBER_CALLS, MEMBER_ANSWER),
+        tools=[function_tool(harness.member_get_weather())],
+    )
+    leader_calls = (("call_delegate", MEMBER, {"input": MEMBER_REQUEST}),)
+    tool = member.as_tool(tool_name=MEMBER, tool_description="Answers weather questions.")
+    leader = Agent(name=LEADER, model=scripted_model(leader_calls, LEADER_ANSWER), tools=[tool])
+    with harness.invocation(DELEGATION_TASK):
+        Runner.run_sync(leader, DELEGATION_PROMPT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--instrumentation", choices=tuple(PACKAGES), default="openinference")
+    parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
     args = parser.parse_args(argv)
+    delegation = args.scenario == "delegation"
     harness = Harness(
-        f"openai-agents-{args.instrumentation}",
+        f"openai-agents-{'multiagent-' if delegation else ''}{args.instrumentation}",
         ["openai-agents", PACKAGES[args.instrumentation], "openai"],
         args.endpoint,
         args.record,
     )
     _instrument(args.instrumentation, harness)
+    if delegation:
+        _delegate(harness)
+        harness.finish(requests=True, delegation_tools=[MEMBER])
+        return 0
     get_weather, book_flight = harness.tools()
     tools: list[Tool] = [function_tool(get_weather), function_tool(book_flight)]
     for task, prompt, calls, answer in SCENARIO:
