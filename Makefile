@@ -9,7 +9,9 @@ $(BIN)/.installed: pyproject.toml
 	@echo "Installing tracescore and its test tools into $(VENV) (the first time takes a minute or two)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@# setuptools warns on every editable install of a flat layout (folders named like the package may
+	@# shadow it): nothing to act on here, so the build's UserWarnings are not shown.
+	PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 install: $(BIN)/.installed
