@@ -1,16 +1,18 @@
 """Agents that no agent span of their own shows, found from the shape of the whole trace.
 
-Run resolution (`_resolve`) takes a span as an agent when recognition said so, one span at a time. Two
+Run resolution (`_resolve`) takes a span as an agent when recognition said so, one span at a time. Three
 multi-agent shapes need the trace around a span (docs/conventions.md, "Runs, tasks, agents"): a LangGraph
 graph run inside another graph's node, told by its children's deeper checkpoint namespace; and a workflow
-that does not name its agent (ADK's schema v1 `invocation`), named after the first agent it runs.
+that does not name its agent (ADK's schema v1 `invocation`), named after the first agent it runs; and an
+agent that a tool ran, recorded beside that tool's span instead of inside it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
-from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, SpanNode
+from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, SpanNode, ToolExecution
 
 
 def with_hidden_agents(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
@@ -62,3 +64,43 @@ def named_workflows(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
         agent = AgentInfo(root.agent.name, run_id) if root and root.agent else None
         named[span_id] = replace(workflow, agent=agent)
     return {**nodes, **named}
+
+
+def agents_run_by_tools(
+    nodes: dict[str, SpanNode], executions: Sequence[ToolExecution]
+) -> dict[str, SpanNode]:
+    """The nodes with each agent that a tool of the same name ran, but that was recorded beside that tool
+    rather than inside it, moved under the tool's span: a member of the agent that called the tool.
+
+    OpenLLMetry's OpenAI Agents instrumentation (opentelemetry-instrumentation-openai-agents 0.62.4) opens
+    an agent used as a tool (`Agent.as_tool`) as a sibling of the leader, under the workflow span, while
+    the leader's tool span of that name is open: nested by time, not by parent. Without the move the
+    member would be a second top-level agent of the run. An agent already below the tool is left as is."""
+    calls = [e for e in executions if e.tool_name]
+    if not calls:
+        return nodes
+    moved: dict[str, SpanNode] = {}
+    for node in nodes.values():
+        if node.agent is None:
+            continue
+        for call in calls:
+            if (
+                call.tool_name == node.agent.name
+                and call.span_id in nodes
+                and call.start_ns <= node.start_ns
+                and node.end_ns <= call.end_ns
+                and call.span_id not in _ancestors(nodes, node.span_id)
+                and node.span_id not in _ancestors(nodes, call.span_id)
+            ):
+                moved[node.span_id] = replace(node, parent_span_id=call.span_id)
+                break
+    return {**nodes, **moved} if moved else nodes
+
+
+def _ancestors(nodes: dict[str, SpanNode], span_id: str) -> set[str]:
+    seen: set[str] = set()
+    current = nodes[span_id].parent_span_id if span_id in nodes else None
+    while current is not None and current in nodes and current not in seen:
+        seen.add(current)
+        current = nodes[current].parent_span_id
+    return seen

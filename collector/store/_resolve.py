@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collector.model.domain import Arguments, SpanNode, ToolExecution, ToolOutcome, ToolRequest
-from collector.store._members import with_hidden_agents
+from collector.store._members import agents_run_by_tools, with_hidden_agents
 from collector.store._same_call import (
     canonical,
     drop_nested_duplicates,
@@ -258,8 +258,9 @@ def resolve_trace(
     requests: Iterable[ToolRequest],
     outcomes: Iterable[ToolOutcome] = (),
 ) -> Resolution:
-    tree = _Tree(trace_id, nodes)
-    kept = drop_transport_duplicates(tree.chain, list(executions))
+    execution_list = list(executions)
+    tree = _Tree(trace_id, agents_run_by_tools(nodes, execution_list))
+    kept = drop_transport_duplicates(tree.chain, execution_list)
     request_list = drop_nested_duplicates(tree.chain, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
     ordered = sorted(tree.nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))

@@ -289,12 +289,6 @@ CELLS: tuple[Cell, ...] = (
         "drive_openai_agents.py",
         ("--instrumentation", "openllmetry", "--scenario", "delegation"),
         "openai-agents-openllmetry",
-        known_gap=(
-            "opentelemetry-instrumentation-openai-agents 0.62.4 opens an agent used as a tool "
-            "(`Agent.as_tool`) as a sibling of the leader under the workflow span, not inside the tool "
-            "span `weather_agent.tool`, so the member is a second top-level agent: the run has no single "
-            "outermost agent (agent_name NULL) and `scope: leader` counts the member's `get_weather`"
-        ),
     ),
     Cell(
         "openai-agents-openinference",

@@ -228,3 +228,38 @@ def test_an_invocation_that_runs_no_agent_is_no_agent() -> None:
     resolution = _resolve(_span("w", None, "invocation", ADK, 1), _adk_tool("t", "w", "get_weather", 2))
     assert _paths(resolution) == {"get_weather": None}
     assert [run.agent_name for run in resolution.runs] == [None]
+
+
+def _genai(span_id: str, parent: str | None, operation: str, name: str, start: int) -> Span:
+    key = "gen_ai.agent.name" if operation == "invoke_agent" else "gen_ai.tool.name"
+    return _span(
+        span_id,
+        parent,
+        f"{operation} {name}",
+        "tests",
+        start,
+        **{"gen_ai.operation.name": operation, key: name},
+    )
+
+
+def _beside_the_tool(member: str) -> Resolution:
+    """OpenLLMetry's OpenAI Agents shape: the member agent opened under the workflow, beside the leader,
+    while the leader's tool span is open."""
+    return _resolve(
+        _span("w", None, "Agent Workflow", "tests", 0),
+        _genai("a", "w", "invoke_agent", "coordinator", 1),
+        _genai("t", "a", "execute_tool", "weather_agent", 10),
+        _genai("m", "w", "invoke_agent", member, 20),
+        _genai("g", "m", "execute_tool", "get_weather", 30),
+    )
+
+
+def test_an_agent_a_tool_ran_beside_it_is_a_member_of_the_tools_agent() -> None:
+    resolution = _beside_the_tool("weather_agent")
+    assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "coordinator/weather_agent"}
+    assert [(run.agent_name, run.n_executions) for run in resolution.runs] == [("coordinator", 2)]
+
+
+def test_an_agent_of_another_name_beside_a_tool_stays_where_it_is() -> None:
+    resolution = _beside_the_tool("booking_agent")
+    assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "booking_agent"}
