@@ -30,6 +30,11 @@ ROW_FORMAT = "JSONCompactEachRow"
 _SETTINGS = {"session_timezone": "UTC", "date_time_input_format": "best_effort"}
 
 
+def _short(message: str) -> str:
+    """ClickHouse's message without the echo of the whole query it appends."""
+    return message.split(" In scope ", 1)[0].split(". Stack trace", 1)[0][:500]
+
+
 class ClickHouseError(RuntimeError):
     """ClickHouse refused a query or could not be reached: the message says which and why."""
 
@@ -37,7 +42,8 @@ class ClickHouseError(RuntimeError):
 class Connection(Protocol):
     """Runs one statement and returns ClickHouse's output bytes (nothing for statements without rows)."""
 
-    description: str
+    @property
+    def description(self) -> str: ...
 
     def run(self, sql: str) -> bytes: ...
 
@@ -69,7 +75,7 @@ class HttpConnection:
                 body: bytes = response.read()
                 return body
         except urllib.error.HTTPError as exc:
-            detail = exc.read().decode(errors="replace").strip()
+            detail = _short(exc.read().decode(errors="replace").strip())
             raise ClickHouseError(f"ClickHouse at {self.base} answered {exc.code}: {detail}") from exc
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
@@ -89,25 +95,32 @@ class ChdbConnection:
             raise ClickHouseError(
                 "chdb:PATH needs ClickHouse's embedded engine: pip install 'tracescore[clickhouse]'"
             ) from exc
-        self.description = f"chdb:{path}"
+        self._description = f"chdb:{path}"
         path.mkdir(parents=True, exist_ok=True)
         try:
-            self._session = session.Session(str(path))
+            self._session = session.Session(str(path))  # type: ignore[no-untyped-call]
         except Exception as exc:  # chdb raises its own error types, and RuntimeError for a busy path
-            raise ClickHouseError(f"cannot open {self.description}: {exc}") from exc
+            raise ClickHouseError(
+                f"cannot open {self._description}: {exc} (chDB lets one process at a time use a data "
+                "directory: is another one using it?)"
+            ) from exc
         settings = ", ".join(f"{k} = '{v}'" for k, v in _SETTINGS.items())
         self.run(f"SET {settings}")
 
+    @property
+    def description(self) -> str:
+        return self._description
+
     def run(self, sql: str) -> bytes:
         try:
-            result = self._session.query(sql, ROW_FORMAT)
+            result = self._session.query(sql, ROW_FORMAT)  # type: ignore[no-untyped-call]
         except Exception as exc:
-            raise ClickHouseError(f"{self.description}: {exc}") from exc
+            raise ClickHouseError(f"{self.description}: {_short(str(exc))}") from exc
         data: bytes = result.bytes() if result is not None else b""
         return data
 
     def close(self) -> None:
-        self._session.close()
+        self._session.close()  # type: ignore[no-untyped-call]
 
 
 def connect(url: str) -> Connection:
@@ -146,9 +159,18 @@ def identifier(name: str) -> str:
     return "`" + name.replace("\\", "\\\\").replace("`", "\\`") + "`"
 
 
-def insert_rows(connection: Connection, table: str, records: list[dict[str, Any]]) -> None:
-    """INSERT … FORMAT JSONEachRow, the rows inline: the same text over HTTP and in chDB."""
+def insert_rows(
+    connection: Connection, table: str, records: list[dict[str, Any]], *, token: str | None = None
+) -> None:
+    """INSERT … FORMAT JSONEachRow, the rows inline: the same text over HTTP and in chDB. With `token`,
+    ClickHouse drops a repeat of an insert it already took (`insert_deduplication_token`)."""
     if not records:
         return
     body = "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in records)
-    connection.run(f"INSERT INTO {table} FORMAT JSONEachRow\n{body}\n")
+    settings = f" SETTINGS insert_deduplication_token = {quote(token)}" if token else ""
+    connection.run(f"INSERT INTO {table}{settings} FORMAT JSONEachRow\n{body}\n")
+
+
+def table_exists(connection: Connection, database: str, table: str) -> bool:
+    found = list(rows(connection, f"EXISTS TABLE {identifier(database)}.{identifier(table)}"))
+    return bool(found and int(found[0][0]))

@@ -25,10 +25,11 @@ from typing import Any
 import duckdb
 
 from collector.clickhouse import selection as sql
-from collector.clickhouse.connection import ClickHouseError, Connection, rows
+from collector.clickhouse.connection import ClickHouseError, Connection, rows, table_exists
 from collector.clickhouse.selection import Selection
 from collector.clickhouse.spans import span_from_row
 from collector.clickhouse.verdicts import (
+    batch_token,
     create_tables,
     read_watermark,
     scorer_key,
@@ -60,6 +61,14 @@ class Chosen:
     @property
     def position(self) -> tuple[int, str]:
         return self.first_ns, self.trace_id
+
+
+def require_table(connection: Connection, selection: Selection) -> None:
+    if not table_exists(connection, selection.database, selection.table):
+        raise ClickHouseError(
+            f"{connection.description} has no table {selection.database}.{selection.table}: is the "
+            "Collector's clickhouse exporter writing there? (--ch-database, --ch-table)"
+        )
 
 
 def chosen_traces(
@@ -143,6 +152,7 @@ def score_window(
 ) -> Iterator[Scored]:
     """Every chosen trace's verdicts, batch after batch; with `store`, each batch's verdicts are in
     tracescore_verdicts before they are yielded."""
+    require_table(connection, selection)
     if store:
         create_tables(connection, selection)
     for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
@@ -160,6 +170,7 @@ def load_window(
     batch_traces: int = DEFAULT_BATCH_TRACES,
 ) -> int:
     """Every chosen trace into one scratch store (for `report`, whose sections read the stored runs)."""
+    require_table(connection, selection)
     traces = 0
     for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
         load_spans(scratch.connection, read_spans(connection, selection, batch))
@@ -193,6 +204,7 @@ def follow(
     rather than being skipped. After a crash the batch whose watermark was not written is scored again:
     its verdicts have the same keys and replace the first ones."""
     stop = stop or threading.Event()
+    require_table(connection, selection)
     create_tables(connection, selection)
     key = scorer_key(selection, [s.fingerprint for s in specs])
     after = read_watermark(connection, selection, key)
@@ -215,7 +227,8 @@ def follow(
             stop.wait(poll_s)
             continue
         scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=True)
-        store_verdicts(connection, selection, records)
+        token = batch_token(key, batch[0].position, batch[-1].position, len(batch))
+        store_verdicts(connection, selection, records, token=token)
         after = batch[-1].position
         write_watermark(connection, selection, key, after)
         emit(scored)

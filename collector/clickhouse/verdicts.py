@@ -51,7 +51,9 @@ def create_tables(connection: Connection, selection: Selection) -> None:
         "    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1\n"
         ") ENGINE = ReplacingMergeTree(evaluated_at)\n"
         "PARTITION BY toYYYYMM(date)\n"
-        "ORDER BY (run_id, run_version, scorer_version)"
+        "ORDER BY (run_id, run_version, scorer_version)\n"
+        # --follow tags each batch's insert: the batch scored again after a crash is dropped whole.
+        "SETTINGS non_replicated_deduplication_window = 10000"
     )
     connection.run(
         f"CREATE TABLE IF NOT EXISTS {_table(selection, WATERMARKS_TABLE)} (\n"
@@ -68,13 +70,22 @@ def _value(value: Any) -> Any:
     return value
 
 
-def store_verdicts(connection: Connection, selection: Selection, records: list[dict[str, Any]]) -> None:
+def store_verdicts(
+    connection: Connection, selection: Selection, records: list[dict[str, Any]], *, token: str | None = None
+) -> None:
     """Rows of `collector.store.export.SCORES` (one per verdict) into tracescore_verdicts."""
     insert_rows(
         connection,
         _table(selection, VERDICTS_TABLE),
         [{key: _value(value) for key, value in record.items()} for record in records],
+        token=token,
     )
+
+
+def batch_token(key: str, first: tuple[int, str], last: tuple[int, str], count: int) -> str:
+    """The same batch of the same scorer gets the same token, so its insert is taken once."""
+    text = f"{key}|{first[0]}|{first[1]}|{last[0]}|{last[1]}|{count}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def scorer_key(selection: Selection, fingerprints: list[str]) -> str:
