@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 
 from collector.clickhouse import selection as sql
+from collector.clickhouse import verdicts as clickhouse_verdicts
 from collector.clickhouse.connection import ClickHouseError, Connection, rows, table_exists
 from collector.clickhouse.selection import Selection
 from collector.clickhouse.spans import span_from_row
@@ -33,7 +34,6 @@ from collector.clickhouse.verdicts import (
     create_tables,
     read_watermark,
     scorer_key,
-    store_verdicts,
     write_watermark,
 )
 from collector.decode.decoded import DecodedRequest
@@ -42,12 +42,15 @@ from collector.model.domain import Span
 from collector.store.database import open_writer
 from collector.store.export import SCORES
 from collector.store.writer import WriteJob, Writer, WriterSettings
-from scoring import Spec, ensure_verdict_schema
+from scoring import Spec, ensure_verdict_schema, score_evidence, store_verdicts, verdict_json
 from scoring.batch.score import Scored, score_records
+from scoring.evidence.runs import complete_runs, load_evidence
 
 log = logging.getLogger("tracescore.clickhouse")
 
 DEFAULT_BATCH_TRACES = 1000
+# Below this many runs in a batch, judging run by run beats one set-based query per spec (bench/README.md).
+SET_BASED_FROM_RUNS = 500
 # Every trace handed to the writer is complete already: nothing is completed by time, all at stop().
 _SCRATCH_WRITER = WriterSettings(grace_s=86_400, idle_timeout_s=86_400, checkpoint_interval_s=86_400)
 _ALL_TIME: list[object] = [datetime(1970, 1, 1), datetime(2262, 1, 1)]
@@ -124,6 +127,18 @@ class Scratch:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def _judge(scratch: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, store: bool) -> list[Scored]:
+    """Few runs: the Python judge, run by run (what serve's catch-up does); many: set-based scoring,
+    whose cost is mostly one query per spec. Their verdicts are equal (tests/scoring/batch/)."""
+    runs = complete_runs(scratch)
+    if len(runs) >= SET_BASED_FROM_RUNS:
+        return list(score_records(scratch, specs, store=store))
+    verdicts = [v for evidence in load_evidence(scratch, runs) for v in score_evidence(list(specs), evidence)]
+    if store:
+        store_verdicts(scratch, verdicts, [verdict_json(v) for v in verdicts])
+    return [Scored.of(v) for v in verdicts]
+
+
 def judge_batch(
     spans: list[Span], specs: Sequence[Spec], *, records: bool
 ) -> tuple[list[Scored], list[dict[str, Any]]]:
@@ -132,7 +147,7 @@ def judge_batch(
     scratch = Scratch()
     try:
         load_spans(scratch.connection, spans)
-        scored = list(score_records(scratch.connection, specs, store=records))
+        scored = _judge(scratch.connection, specs, store=records)
         if not records:
             return scored, []
         cursor = scratch.connection.execute(SCORES, _ALL_TIME)
@@ -158,7 +173,7 @@ def score_window(
     for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
         scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=store)
         if store:
-            store_verdicts(connection, selection, records)
+            clickhouse_verdicts.store_verdicts(connection, selection, records)
         yield from scored
 
 
@@ -197,7 +212,8 @@ def follow(
     batch_traces: int = DEFAULT_BATCH_TRACES,
     stop: threading.Event | None = None,
 ) -> None:
-    """Score traces as they go quiet, storing verdicts and then the watermark after each batch.
+    """Score traces as they go quiet: each batch's verdicts are stored, handed to `emit`, and then the
+    watermark moves past the batch.
 
     A trace is taken once none of its spans ended in the last `settle_s` seconds, in order of its first
     span; the watermark never passes a trace still going, so a long run holds the ones after it back
@@ -228,7 +244,9 @@ def follow(
             continue
         scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=True)
         token = batch_token(key, batch[0].position, batch[-1].position, len(batch))
-        store_verdicts(connection, selection, records, token=token)
+        clickhouse_verdicts.store_verdicts(connection, selection, records, token=token)
+        # Printed before the watermark moves: a crash in between prints the batch again (at least
+        # once), never not at all; the table takes it once either way.
+        emit(scored)
         after = batch[-1].position
         write_watermark(connection, selection, key, after)
-        emit(scored)
