@@ -23,10 +23,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.clickhouse.connection import connect, insert_rows
 from tests._otel import provider
 from tests._server import ServeProcess
-from tests.collector.clickhouse._exporter import TRACES_TABLE_SQL, rows_of_request
+from tests.collector.clickhouse._chdb_tool import load
 from tests.collector.recognise.test_conventions import (
     BUILDERS,
     Sent,
@@ -123,12 +122,6 @@ def build_corpus(directory: Path) -> Corpus:
 
 
 def load_clickhouse(path: Path, requests: list[dict[str, Any]]) -> None:
-    """The exporter's table, created with its own DDL, holding these requests' spans as it writes them."""
-    connection = connect(f"chdb:{path}")
-    try:
-        connection.run("CREATE DATABASE IF NOT EXISTS otel")
-        connection.run(TRACES_TABLE_SQL)
-        for request in requests:
-            insert_rows(connection, "`otel`.`otel_traces`", rows_of_request(request))
-    finally:
-        connection.close()
+    """The exporter's table, created with its own DDL, holding these requests' spans as it writes them
+    (in a child process: tests/collector/clickhouse/_chdb_tool.py)."""
+    load(path, requests)

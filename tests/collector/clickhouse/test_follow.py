@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from collector.clickhouse.connection import connect, rows
+from tests.collector.clickhouse._chdb_tool import query
 from tests.collector.clickhouse._corpus import framework_requests, framework_specs, load_clickhouse
 
 Key = tuple[str, str]
@@ -108,12 +108,8 @@ def test_follow_resumes_after_sigkill_without_gaps_or_duplicates(tmp_path: Path)
     # all the repetition there is, and nothing of it reached the table.
     assert len(seen) - len(expected) <= 3 * 3 * 2  # at most one batch (3 traces, a few runs and specs)
 
-    connection = connect(url)
-    try:
-        stored = list(rows(connection, "SELECT run_id, scorer FROM otel.tracescore_verdicts"))
-        watermarks = list(rows(connection, "SELECT count() FROM otel.tracescore_watermarks FINAL"))
-    finally:
-        connection.close()
+    stored = query(path, "SELECT run_id, scorer FROM otel.tracescore_verdicts")
+    watermarks = query(path, "SELECT count() FROM otel.tracescore_watermarks FINAL")
     assert len(stored) == len(expected), "a verdict was stored twice (or not at all)"
     assert {(r[0], r[1]) for r in stored} == expected
     assert watermarks == [[1]]

@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector.clickhouse.connection import connect, rows
+from tests.collector.clickhouse._chdb_tool import query
 from tests.collector.clickhouse._corpus import Corpus, build_corpus, load_clickhouse
 
 Key = tuple[str, str]  # (run_id, spec)
@@ -125,28 +125,22 @@ def test_stored_verdicts_join_back_to_the_traces(loaded: Loaded) -> None:
     scored = score(loaded, "--store")
     scored_again = score(loaded, "--store")  # re-scoring replaces: still one row per run and spec
     assert scored_again.keys() == scored.keys()
-    connection = connect(loaded.url)
-    try:
-        stored = list(
-            rows(
-                connection,
-                "SELECT v.run_id, v.scorer, v.verdict, v.score, v.verdict_json, "
-                "countIf(t.SpanId = v.root_span_id) AS root_found, count() AS spans "
-                "FROM otel.tracescore_verdicts AS v FINAL "
-                "INNER JOIN otel.otel_traces AS t ON t.TraceId = v.TraceId "
-                "GROUP BY v.run_id, v.scorer, v.verdict, v.score, v.verdict_json",
-            )
+    stored = query(
+        loaded.clickhouse,
+        "SELECT v.run_id, v.scorer, v.verdict, v.score, v.verdict_json, "
+        "countIf(t.SpanId = v.root_span_id) AS root_found, count() AS spans "
+        "FROM otel.tracescore_verdicts AS v FINAL "
+        "INNER JOIN otel.otel_traces AS t ON t.TraceId = v.TraceId "
+        "GROUP BY v.run_id, v.scorer, v.verdict, v.score, v.verdict_json",
+    )
+    columns = [
+        r[0]
+        for r in query(
+            loaded.clickhouse,
+            "SELECT name FROM system.columns WHERE database = 'otel' "
+            "AND table = 'tracescore_verdicts' ORDER BY position",
         )
-        columns = [
-            r[0]
-            for r in rows(
-                connection,
-                "SELECT name FROM system.columns WHERE database = 'otel' "
-                "AND table = 'tracescore_verdicts' ORDER BY position",
-            )
-        ]
-    finally:
-        connection.close()
+    ]
     assert {(r[0], r[1]) for r in stored} == set(scored)
     assert len(stored) == len(scored)
     for run_id, spec, label, value, text, root_found, spans in stored:

@@ -14,10 +14,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from collector.clickhouse.connection import connect, rows
+from collector.clickhouse.scorer import chosen_traces
 from collector.clickhouse.selection import SPAN_COLUMNS, Selection, Shard, candidate_predicate
 from collector.clickhouse.spans import span_from_row
 from collector.recognise.span import recognise
+from tests.collector.clickhouse._chdb_tool import query
 from tests.collector.clickhouse._corpus import framework_requests, load_clickhouse, otlp_json
 from tests.collector.recognise.test_conventions import BUILDERS, Sent, kvlist_request
 
@@ -45,13 +46,7 @@ def clickhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_span_recognition_reads_is_matched_in_clickhouse(clickhouse: Path) -> None:
-    connection = connect(f"chdb:{clickhouse}")
-    try:
-        found = list(
-            rows(connection, f"SELECT {SPAN_COLUMNS}, {candidate_predicate()} FROM otel.otel_traces")
-        )
-    finally:
-        connection.close()
+    found = query(clickhouse, f"SELECT {SPAN_COLUMNS}, {candidate_predicate()} FROM otel.otel_traces")
     missed, matched_plain, relevant = [], 0, 0
     for row in found:
         span, chosen = span_from_row(row[:-1]), bool(row[-1])
@@ -75,24 +70,34 @@ def test_shard_flag_is_checked() -> None:
             Shard.parse(bad)
 
 
-def test_the_window_and_the_shard_are_applied_in_clickhouse(clickhouse: Path) -> None:
-    from collector.clickhouse.scorer import chosen_traces
+class _Recorded:
+    """A connection that answers from queries run in a chDB child process."""
 
-    connection = connect(f"chdb:{clickhouse}")
-    try:
-        everything = [c for batch in chosen_traces(connection, Selection(), batch_traces=7) for c in batch]
-        positions = [c.position for c in everything]
-        assert positions == sorted(positions) and len(set(positions)) == len(positions)
-        middle = everything[len(everything) // 2].first_ns
-        window = Selection(since_ns=middle, until_ns=middle + 1)
-        assert {c.trace_id for batch in chosen_traces(connection, window) for c in batch} == {
-            c.trace_id for c in everything if c.first_ns == middle
-        }
-        shards = [
-            {c.trace_id for batch in chosen_traces(connection, Selection(shard=Shard(i, 2))) for c in batch}
-            for i in range(2)
-        ]
-        assert shards[0] | shards[1] == {c.trace_id for c in everything}
-        assert not shards[0] & shards[1]
-    finally:
-        connection.close()
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.description = f"chdb:{path}"
+
+    def run(self, sql: str) -> bytes:
+        select = sql.removesuffix("\nFORMAT JSONCompactEachRow")
+        return "".join(json.dumps(row) + "\n" for row in query(self.path, select)).encode()
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_window_and_the_shard_are_applied_in_clickhouse(clickhouse: Path) -> None:
+    connection = _Recorded(clickhouse)
+    everything = [c for batch in chosen_traces(connection, Selection(), batch_traces=7) for c in batch]
+    positions = [c.position for c in everything]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    middle = everything[len(everything) // 2].first_ns
+    window = Selection(since_ns=middle, until_ns=middle + 1)
+    assert {c.trace_id for batch in chosen_traces(connection, window) for c in batch} == {
+        c.trace_id for c in everything if c.first_ns == middle
+    }
+    shards = [
+        {c.trace_id for batch in chosen_traces(connection, Selection(shard=Shard(i, 2))) for c in batch}
+        for i in range(2)
+    ]
+    assert shards[0] | shards[1] == {c.trace_id for c in everything}
+    assert not shards[0] & shards[1]
