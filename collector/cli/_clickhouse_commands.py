@@ -32,6 +32,9 @@ _CLICKHOUSE_ONLY = {
     "follow": False,
     "ch_database": "otel",
     "ch_table": "otel_traces",
+    "batch_traces": 1000,
+    "settle_seconds": 30.0,
+    "poll_seconds": 5.0,
 }
 
 

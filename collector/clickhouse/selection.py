@@ -9,7 +9,8 @@ recognition (tests/collector/clickhouse/test_selection.py) checks every span of 
 traces that recognition reads something from is matched.
 
 Traces are taken whole (every span, whatever its own time) when their first span starts in
-[since, until), in order of that start, and split across scorers by `cityHash64(TraceId) % N`.
+[since, until), in order of that start, and split across scorers by `cityHash64(TraceId) % N`. A trace
+is assumed to last less than a day (`TRACE_HORIZON_NS`): that bounds the partitions read.
 """
 
 from __future__ import annotations
@@ -85,10 +86,19 @@ def candidate_predicate() -> str:
     )
 
 
+# How long a trace may last, for pruning partitions: spans are read from this long before `since` (so a
+# trace that began before the window is seen to have, and left out) to this long after `until`.
+TRACE_HORIZON_NS = 24 * 3600 * 1_000_000_000
+
+
 def _time_and_shard(selection: Selection) -> list[str]:
     where = []
     if selection.since_ns is not None:
-        where.append(f"Timestamp >= fromUnixTimestamp64Nano(toInt64({selection.since_ns}))")
+        low = selection.since_ns - TRACE_HORIZON_NS
+        where.append(f"Timestamp >= fromUnixTimestamp64Nano(toInt64({low}))")
+    if selection.until_ns is not None:
+        high = selection.until_ns + TRACE_HORIZON_NS
+        where.append(f"Timestamp < fromUnixTimestamp64Nano(toInt64({high}))")
     if selection.shard is not None and selection.shard.count > 1:
         where.append(f"cityHash64(TraceId) % {selection.shard.count} = {selection.shard.index}")
     return where

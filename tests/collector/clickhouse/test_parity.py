@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 from tests.collector.clickhouse._chdb_tool import query
-from tests.collector.clickhouse._corpus import Corpus, build_corpus, load_clickhouse
+from tests.collector.clickhouse._corpus import Corpus, build_corpus, framework_specs, load_clickhouse
 
 Key = tuple[str, str]  # (run_id, spec)
 
@@ -166,3 +166,18 @@ def test_stored_verdicts_join_back_to_the_traces(loaded: Loaded) -> None:
         "ServiceName",
         "date",
     ]
+
+
+def test_report_from_clickhouse_is_the_report_of_the_same_runs(loaded: Loaded, tmp_path: Path) -> None:
+    """Specs that select by service (the recorded frameworks'): the task results from ClickHouse equal
+    those `report --db` gives on what serve stored."""
+    specs = tmp_path / "frameworks.yaml"
+    specs.write_text(framework_specs())
+    common = ("--spec", str(specs), "--format", "json")
+    from_clickhouse = tracescore("report", "--clickhouse", loaded.url, *common)
+    from_db = tracescore("report", "--db", str(loaded.corpus.serve_db), *common)
+    assert from_clickhouse.returncode == 0, from_clickhouse.stderr
+    assert from_db.returncode == 0, from_db.stderr
+    tasks = json.loads(from_clickhouse.stdout)
+    assert len(tasks) > 30
+    assert tasks == json.loads(from_db.stdout)

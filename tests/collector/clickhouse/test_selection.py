@@ -95,6 +95,11 @@ def test_the_window_and_the_shard_are_applied_in_clickhouse(clickhouse: Path) ->
     assert {c.trace_id for batch in chosen_traces(connection, window) for c in batch} == {
         c.trace_id for c in everything if c.first_ns == middle
     }
+    # A trace that began before `since` is left out, though most of its spans come after it.
+    after_start = Selection(since_ns=middle + 1)
+    assert [c.trace_id for batch in chosen_traces(connection, after_start) for c in batch] == [
+        c.trace_id for c in everything if c.first_ns > middle
+    ]
     shards = [
         {c.trace_id for batch in chosen_traces(connection, Selection(shard=Shard(i, 2))) for c in batch}
         for i in range(2)
