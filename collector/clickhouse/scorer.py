@@ -228,11 +228,16 @@ def follow(
         log.info("resuming after trace %s (first span at %d ns)", after[1], after[0])
     while not stop.is_set():
         settled = time.time_ns() - int(settle_s * 1e9)
-        barrier = _barrier(connection, selection, after, settled)
-        window = selection
+        # Nothing before the watermark is chosen again: reading from it (less a day) spares each look a
+        # scan of the whole table.
+        base = selection
+        if after is not None and (selection.since_ns is None or selection.since_ns < after[0]):
+            base = replace(selection, since_ns=after[0])
+        barrier = _barrier(connection, base, after, settled)
+        window = base
         if barrier is not None:
-            until = barrier if selection.until_ns is None else min(barrier, selection.until_ns)
-            window = replace(selection, until_ns=until)
+            until = barrier if base.until_ns is None else min(barrier, base.until_ns)
+            window = replace(base, until_ns=until)
         batch = next(
             chosen_traces(
                 connection, window, batch_traces=batch_traces, after=after, settled_before_ns=settled

@@ -137,6 +137,8 @@ def first_unsettled_sql(selection: Selection, after: tuple[int, str] | None, set
     a long run is never skipped by the watermark."""
     where = ["TraceId != ''", *_time_and_shard(selection)]
     having = [f"countIf({candidate_predicate()}) > 0", f"last_ns >= {settled_before_ns}"]
+    if selection.since_ns is not None:
+        having.append(f"first_ns >= {selection.since_ns}")
     if after is not None:
         having.append(f"(first_ns, TraceId) > ({after[0]}, {quote(after[1])})")
     if selection.until_ns is not None:

@@ -31,8 +31,8 @@ class Follower:
     """A running `--follow`, its verdict lines read by a thread (select on a buffered pipe misses lines
     already read into the buffer)."""
 
-    def __init__(self, url: str, specs: Path) -> None:
-        args = ("--follow", "--batch-traces", "3", "--settle-seconds", "1", "--poll-seconds", "0.1")
+    def __init__(self, url: str, specs: Path, *extra: str) -> None:
+        args = ("--follow", "--batch-traces", "3", "--settle-seconds", "1", "--poll-seconds", "0.1", *extra)
         self.process = subprocess.Popen(
             _command(url, specs, *args, "--format", "json"),
             stdout=subprocess.PIPE,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -124,3 +125,87 @@ def test_bad_urls_are_refused_plainly() -> None:
     for bad in ("ftp://host", "localhost:8123", "chdb:"):
         with pytest.raises(ClickHouseError, match=r"expected|needs a data directory"):
             connect(bad)
+
+
+def _shifted(request: dict[str, Any], delta_ns: int) -> dict[str, Any]:
+    """The request with every time moved by `delta_ns` (as if its agent ran now)."""
+    text = json.dumps(request)
+    moved = json.loads(text)
+    for resource_spans in moved.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for key in ("startTimeUnixNano", "endTimeUnixNano"):
+                    span[key] = str(int(span[key]) + delta_ns)
+                for event in span.get("events", []):
+                    event["timeUnixNano"] = str(int(event["timeUnixNano"]) + delta_ns)
+    return moved
+
+
+def _cells() -> list[list[dict[str, Any]]]:
+    from tests.frameworks.matrix import CELLS
+
+    return [
+        [json.loads(line) for line in (cell.fixture / "otlp.jsonl").read_bytes().splitlines()]
+        for cell in sorted(CELLS, key=lambda c: c.name)
+    ]
+
+
+def _first_ns(requests: list[dict[str, Any]]) -> int:
+    return min(
+        int(span["startTimeUnixNano"])
+        for request in requests
+        for resource_spans in request["resourceSpans"]
+        for scope_spans in resource_spans["scopeSpans"]
+        for span in scope_spans["spans"]
+    )
+
+
+def test_follow_scores_traces_as_they_arrive(clickhouse: tuple[str, str], tmp_path: Path) -> None:
+    """Over HTTP (the stand-in lets the test write while --follow reads): traces written after
+    --follow started are scored once they have gone quiet, each run once."""
+    from tests.collector.clickhouse.test_follow import Follower
+
+    url, _ = clickhouse
+    database = f"follow_{uuid.uuid4().hex[:8]}"
+    connection = connect(url)
+    connection.run(f"CREATE DATABASE {database}")
+    connection.run(TRACES_TABLE_SQL.replace("`otel`.", f"`{database}`."))
+    cells = _cells()[:8]
+    specs = tmp_path / "specs.yaml"
+    specs.write_text(framework_specs())
+
+    def write(group: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Each cell's recording as if it ran just now, one cell after another."""
+        written = []
+        for requests in group:
+            delta = time.time_ns() - _first_ns(requests) - 5_000_000_000
+            for request in requests:
+                moved = _shifted(request, delta)
+                insert_rows(connection, f"{database}.otel_traces", rows_of_request(moved))
+                written.append(moved)
+        return written
+
+    try:
+        first = write(cells[:4])
+        follower = Follower(url, specs, "--ch-database", database)
+        try:
+            seen: list[tuple[str, str]] = []
+            contents: dict[tuple[str, str], Any] = {}
+            follower.read_until(seen, 1, contents)
+            second = write(cells[4:])
+            local = tmp_path / "chdb"
+            load_clickhouse(local, first + second)
+            expected = {(v["run_id"], v["spec"]) for v in _score(f"chdb:{local}", specs)}
+            while set(seen) < expected:
+                follower.read_until(seen, len(seen) + 1, contents)
+        finally:
+            follower.process.send_signal(signal.SIGTERM)
+            assert follower.process.wait(60) == 0
+        assert sorted(seen) == sorted(expected)  # each once
+        later = {row["TraceId"] for request in second for row in rows_of_request(request)}
+        assert len(expected) > 10
+        assert sum(contents[key]["trace_id"] in later for key in seen) >= 10  # written after the start
+        stored = list(rows(connection, f"SELECT count() FROM {database}.tracescore_verdicts"))
+        assert stored == [[len(expected)]]
+    finally:
+        connection.run(f"DROP DATABASE IF EXISTS {database}")
