@@ -11,12 +11,14 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
+from collector.cli import _clickhouse_commands as clickhouse
 from collector.cli import _scoring_commands as commands
 from collector.cli._client import ServerError
 from collector.cli._logging import json_logs, setup_logging, status_line
 from collector.cli._parser import build_parser
 from collector.cli._scoring_commands import UserError
 from collector.cli._serve_status import serve_with_status, stored_summary
+from collector.clickhouse.connection import ClickHouseError
 from collector.serve.server import BindError, PluginError, serve
 from collector.serve.settings import (
     SERVE_SETTINGS,
@@ -90,8 +92,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": _run_export,
     "demo": _run_demo,
     "serve": _run_serve,
-    "score": commands.run_score,
-    "report": commands.run_report,
+    "score": clickhouse.run_score,
+    "report": clickhouse.run_report,
     "diff": commands.run_diff,
     "sql": commands.run_sql,
     "watch": commands.run_watch,
@@ -104,6 +106,7 @@ USER_ERRORS = (
     PluginError,
     SqlRefused,
     UserError,
+    ClickHouseError,
     SpecError,
     DiffError,
     ServerError,

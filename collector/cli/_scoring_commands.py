@@ -13,7 +13,7 @@ import os
 import sys
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,9 +123,13 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]
     return verdicts
 
 
-def run_score(args: argparse.Namespace) -> int:
+ScoreSource = Callable[[argparse.Namespace, list[Spec]], Sequence[VerdictView]]
+ReportSource = Callable[[argparse.Namespace, list[Spec], tuple[str, ...]], tuple[Report, str]]
+
+
+def run_score(args: argparse.Namespace, score_from: ScoreSource | None = None) -> int:
     specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
-    verdicts = _score(args, specs)
+    verdicts = (score_from or _score)(args, specs)
     if args.format == "json":
         write_verdicts_json(verdicts, sys.stdout)
     else:
@@ -180,7 +184,7 @@ def _write(path: Path, text: str) -> None:
         raise UserError(f"--output {path}: {exc.strerror}") from exc
 
 
-def run_report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace, report_from: ReportSource | None = None) -> int:
     if args.k is not None and args.k < 1:
         raise UserError("--k must be 1 or more")
     try:
@@ -191,7 +195,7 @@ def run_report(args: argparse.Namespace) -> int:
         raise UserError(f"--include: {exc}") from exc
     specs = load_specs(args.spec)
     try:
-        report, source = _report(args, specs, include)
+        report, source = (report_from or _report)(args, specs, include)
     except ReportError as exc:
         raise UserError(str(exc)) from exc
     if args.format == "html":

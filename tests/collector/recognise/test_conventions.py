@@ -227,7 +227,7 @@ def _kv(key: str, value: dict[str, Any]) -> dict[str, Any]:
     return {"key": key, "value": value}
 
 
-def post_kvlist_arguments(server: ServeProcess, sent: Sent) -> None:
+def kvlist_request() -> dict[str, Any]:
     """`gen_ai.tool.call.arguments` as a structured kvlist: hand-made OTLP/JSON (no Python SDK sends one)."""
     now = time.time_ns()
     arguments = {
@@ -261,7 +261,7 @@ def post_kvlist_arguments(server: ServeProcess, sent: Sent) -> None:
         ],
         "status": {},
     }
-    body = {
+    return {
         "resourceSpans": [
             {
                 "resource": {"attributes": [_kv("service.name", {"stringValue": "kvlist-agent"})]},
@@ -269,9 +269,12 @@ def post_kvlist_arguments(server: ServeProcess, sent: Sent) -> None:
             }
         ]
     }
+
+
+def post_kvlist_arguments(server: ServeProcess, sent: Sent, body: dict[str, Any] | None = None) -> None:
     request = urllib.request.Request(
         server.http_url,
-        data=json.dumps(body).encode(),
+        data=json.dumps(body or kvlist_request()).encode(),
         headers={"Content-Type": "application/json"},
         method="POST",
     )

@@ -1,0 +1,257 @@
+"""Scoring the traces where they live: chosen in ClickHouse, judged by the code that judges OTLP.
+
+Each bounded batch of chosen traces is read whole, turned back into domain spans
+(`collector.clickhouse.spans`), and goes through the very path an OTLP request takes: the decode
+stage's preparing (recognition, rows), the one writer (run tracking, resolution, completion) into a
+scratch DuckDB file, then the batch scorer. A run judged from ClickHouse therefore gets the verdict
+`tracescore serve` gives it. The scratch file of a batch is deleted once its verdicts are out; `report`
+keeps one for the whole window, since its sections read the stored runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from collector.clickhouse import selection as sql
+from collector.clickhouse import verdicts as clickhouse_verdicts
+from collector.clickhouse.connection import ClickHouseError, Connection, rows, table_exists
+from collector.clickhouse.selection import Selection
+from collector.clickhouse.spans import span_from_row
+from collector.clickhouse.verdicts import (
+    batch_token,
+    create_tables,
+    read_watermark,
+    scorer_key,
+    write_watermark,
+)
+from collector.decode.decoded import DecodedRequest
+from collector.decode.prepare import prepare_decoded
+from collector.model.domain import Span
+from collector.store.database import open_writer
+from collector.store.export import SCORES
+from collector.store.writer import WriteJob, Writer, WriterSettings
+from scoring import Spec, ensure_verdict_schema, score_evidence, store_verdicts, verdict_json
+from scoring.batch.score import Scored, score_records
+from scoring.evidence.runs import complete_runs, load_evidence
+
+log = logging.getLogger("tracescore.clickhouse")
+
+DEFAULT_BATCH_TRACES = 1000
+# Below this many runs in a batch, judging run by run beats one set-based query per spec (bench/README.md).
+SET_BASED_FROM_RUNS = 500
+# Every trace handed to the writer is complete already: nothing is completed by time, all at stop().
+_SCRATCH_WRITER = WriterSettings(grace_s=86_400, idle_timeout_s=86_400, checkpoint_interval_s=86_400)
+_ALL_TIME: list[object] = [datetime(1970, 1, 1), datetime(2262, 1, 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    trace_id: str
+    first_ns: int
+
+    @property
+    def position(self) -> tuple[int, str]:
+        return self.first_ns, self.trace_id
+
+
+def require_table(connection: Connection, selection: Selection) -> None:
+    if not table_exists(connection, selection.database, selection.table):
+        raise ClickHouseError(
+            f"{connection.description} has no table {selection.database}.{selection.table}: is the "
+            "Collector's clickhouse exporter writing there? (--ch-database, --ch-table)"
+        )
+
+
+def chosen_traces(
+    connection: Connection,
+    selection: Selection,
+    *,
+    batch_traces: int = DEFAULT_BATCH_TRACES,
+    after: tuple[int, str] | None = None,
+    settled_before_ns: int | None = None,
+) -> Iterator[list[Chosen]]:
+    """The chosen traces in order, a batch at a time; ClickHouse picks them (never the whole table)."""
+    while True:
+        query = sql.traces_sql(
+            selection, after=after, settled_before_ns=settled_before_ns, limit=batch_traces
+        )
+        batch = [Chosen(str(r[0]), int(r[1])) for r in rows(connection, query)]
+        if not batch:
+            return
+        yield batch
+        if len(batch) < batch_traces:
+            return
+        after = batch[-1].position
+
+
+def read_spans(connection: Connection, selection: Selection, batch: list[Chosen]) -> list[Span]:
+    first = min(c.first_ns for c in batch)
+    query = sql.spans_sql(selection, [c.trace_id for c in batch], first)
+    return [span_from_row(row) for row in rows(connection, query)]
+
+
+def load_spans(scratch: duckdb.DuckDBPyConnection, spans: list[Span]) -> None:
+    """Through the decode stage's preparing and the one writer, as an OTLP request's spans go."""
+    prepared = prepare_decoded(DecodedRequest(spans))
+    answers: list[BaseException | None] = []
+    writer = Writer(scratch, _SCRATCH_WRITER)
+    writer.start()
+    writer.submit(WriteJob(prepared.spans, answers.append))
+    writer.stop(timeout_s=3600)  # completes every run
+    if answers != [None]:
+        raise ClickHouseError(f"the scratch store refused the spans: {answers}")
+
+
+class Scratch:
+    """A scratch DuckDB file in a private temporary directory, removed on close."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="tracescore-clickhouse-"))
+        self.connection = open_writer(self.directory / f"{uuid.uuid4().hex}.duckdb", threads=1)
+        ensure_verdict_schema(self.connection)
+
+    def close(self) -> None:
+        self.connection.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _judge(scratch: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, store: bool) -> list[Scored]:
+    """Few runs: the Python judge, run by run (what serve's catch-up does); many: set-based scoring,
+    whose cost is mostly one query per spec. Their verdicts are equal (tests/scoring/batch/)."""
+    runs = complete_runs(scratch)
+    if len(runs) >= SET_BASED_FROM_RUNS:
+        return list(score_records(scratch, specs, store=store))
+    verdicts = [v for evidence in load_evidence(scratch, runs) for v in score_evidence(list(specs), evidence)]
+    if store:
+        store_verdicts(scratch, verdicts, [verdict_json(v) for v in verdicts])
+    return [Scored.of(v) for v in verdicts]
+
+
+def judge_batch(
+    spans: list[Span], specs: Sequence[Spec], *, records: bool
+) -> tuple[list[Scored], list[dict[str, Any]]]:
+    """The verdicts of every run in these spans' traces, and (with `records`) their rows as the `scores`
+    export has them."""
+    scratch = Scratch()
+    try:
+        load_spans(scratch.connection, spans)
+        scored = _judge(scratch.connection, specs, store=records)
+        if not records:
+            return scored, []
+        cursor = scratch.connection.execute(SCORES, _ALL_TIME)
+        names = [d[0] for d in cursor.description]
+        return scored, [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        scratch.close()
+
+
+def score_window(
+    connection: Connection,
+    selection: Selection,
+    specs: Sequence[Spec],
+    *,
+    store: bool = False,
+    batch_traces: int = DEFAULT_BATCH_TRACES,
+) -> Iterator[Scored]:
+    """Every chosen trace's verdicts, batch after batch; with `store`, each batch's verdicts are in
+    tracescore_verdicts before they are yielded."""
+    require_table(connection, selection)
+    if store:
+        create_tables(connection, selection)
+    for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
+        scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=store)
+        if store:
+            clickhouse_verdicts.store_verdicts(connection, selection, records)
+        yield from scored
+
+
+def load_window(
+    connection: Connection,
+    selection: Selection,
+    scratch: Scratch,
+    *,
+    batch_traces: int = DEFAULT_BATCH_TRACES,
+) -> int:
+    """Every chosen trace into one scratch store (for `report`, whose sections read the stored runs)."""
+    require_table(connection, selection)
+    traces = 0
+    for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
+        load_spans(scratch.connection, read_spans(connection, selection, batch))
+        traces += len(batch)
+    return traces
+
+
+def _barrier(
+    connection: Connection, selection: Selection, after: tuple[int, str] | None, now_ns: int
+) -> int | None:
+    found = list(rows(connection, sql.first_unsettled_sql(selection, after, now_ns)))
+    value = found[0][0] if found else None
+    return int(value) if value is not None and int(value) > 0 else None
+
+
+def follow(
+    connection: Connection,
+    selection: Selection,
+    specs: Sequence[Spec],
+    emit: Callable[[list[Scored]], None],
+    *,
+    settle_s: float = 30.0,
+    poll_s: float = 5.0,
+    batch_traces: int = DEFAULT_BATCH_TRACES,
+    stop: threading.Event | None = None,
+) -> None:
+    """Score traces as they go quiet: each batch's verdicts are stored, handed to `emit`, and then the
+    watermark moves past the batch.
+
+    A trace is taken once none of its spans ended in the last `settle_s` seconds, in order of its first
+    span; the watermark never passes a trace still going, so a long run holds the ones after it back
+    rather than being skipped. After a crash the batch whose watermark was not written is scored again:
+    its verdicts have the same keys and replace the first ones."""
+    stop = stop or threading.Event()
+    require_table(connection, selection)
+    create_tables(connection, selection)
+    key = scorer_key(selection, [s.fingerprint for s in specs])
+    after = read_watermark(connection, selection, key)
+    if after is not None:
+        log.info("resuming after trace %s (first span at %d ns)", after[1], after[0])
+    while not stop.is_set():
+        settled = time.time_ns() - int(settle_s * 1e9)
+        # Nothing before the watermark is chosen again: reading from it (less a day) spares each look a
+        # scan of the whole table.
+        base = selection
+        if after is not None and (selection.since_ns is None or selection.since_ns < after[0]):
+            base = replace(selection, since_ns=after[0])
+        barrier = _barrier(connection, base, after, settled)
+        window = base
+        if barrier is not None:
+            until = barrier if base.until_ns is None else min(barrier, base.until_ns)
+            window = replace(base, until_ns=until)
+        batch = next(
+            chosen_traces(
+                connection, window, batch_traces=batch_traces, after=after, settled_before_ns=settled
+            ),
+            None,
+        )
+        if batch is None:
+            stop.wait(poll_s)
+            continue
+        scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=True)
+        token = batch_token(key, batch[0].position, batch[-1].position, len(batch))
+        clickhouse_verdicts.store_verdicts(connection, selection, records, token=token)
+        # Printed before the watermark moves: a crash in between prints the batch again (at least
+        # once), never not at all; the table takes it once either way.
+        emit(scored)
+        after = batch[-1].position
+        write_watermark(connection, selection, key, after)
