@@ -9,6 +9,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -213,51 +214,7 @@ def _score_parser(sub: Subparsers) -> None:
     p.add_argument("--task", help="score only the runs of this task id")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
-    _clickhouse_arguments(p, score=True)
-
-
-def _clickhouse_arguments(p: argparse.ArgumentParser, *, score: bool) -> None:
-    g = p.add_argument_group("scoring from ClickHouse (docs/deployment.md)")
-    g.add_argument(
-        "--clickhouse",
-        metavar="URL",
-        help="read the OpenTelemetry Collector's otel_traces table instead of --db: http://host:8123, "
-        "https://… (user and password from the URL or TRACESCORE_CH_USER / TRACESCORE_CH_PASSWORD), "
-        "or chdb:PATH (ClickHouse's engine in this process on a data directory)",
-    )
-    g.add_argument("--ch-database", default="otel", help="database of the traces table (default otel)")
-    g.add_argument("--ch-table", default="otel_traces", help="traces table (default otel_traces)")
-    g.add_argument(
-        "--since", type=_datetime, help="only traces whose first span started at or after this (UTC)"
-    )
-    g.add_argument("--until", type=_datetime, help="only traces whose first span started before this (UTC)")
-    g.add_argument("--shard", metavar="I/N", help="only the traces with cityHash64(TraceId) %% N = I")
-    g.add_argument(
-        "--batch-traces",
-        type=int,
-        default=1000,
-        help="traces read and judged at a time (bounds memory; default 1000)",
-    )
-    if not score:
-        return
-    g.add_argument(
-        "--store",
-        action="store_true",
-        help="write the verdicts to tracescore_verdicts in the same database (created if missing)",
-    )
-    g.add_argument(
-        "--follow",
-        action="store_true",
-        help="keep scoring traces as they go quiet, storing verdicts and a watermark (implies --store; "
-        "resumes after a restart)",
-    )
-    g.add_argument(
-        "--settle-seconds",
-        type=float,
-        default=30.0,
-        help="--follow takes a trace once none of its spans ended for this long (default 30)",
-    )
-    g.add_argument("--poll-seconds", type=float, default=5.0, help="--follow: wait between looks (default 5)")
+    clickhouse_arguments(p, score=True)
 
 
 def _report_parser(sub: Subparsers) -> None:
@@ -288,7 +245,7 @@ def _report_parser(sub: Subparsers) -> None:
         help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
-    _clickhouse_arguments(p, score=False)
+    clickhouse_arguments(p, score=False)
 
 
 def _sql_parser(sub: Subparsers) -> None:
@@ -351,19 +308,8 @@ def _export_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--out", type=Path, required=True, help="directory; otel_traces/ and scores/ are added to it"
     )
-    p.add_argument("--since", type=_datetime, help="only spans that started at or after this time (ISO 8601)")
-    p.add_argument("--until", type=_datetime, help="only spans that started before this time (ISO 8601)")
-
-
-def _datetime(text: str) -> object:
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"expected an ISO 8601 time such as 2026-12-01T00:00, got {text!r}"
-        ) from exc
+    p.add_argument("--since", type=iso_time, help="only spans that started at or after this time (ISO 8601)")
+    p.add_argument("--until", type=iso_time, help="only spans that started before this time (ISO 8601)")
 
 
 def _doctor_parser(sub: Subparsers) -> None:

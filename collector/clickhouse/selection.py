@@ -39,7 +39,14 @@ AGENT_TOOL_KEYS = (
     "tracescore.run.id",
     "tracescore.tool.paused",
 )
-AGENT_TOOL_SPAN_NAMES = ("running tool", "agent run", "haystack.agent.run", "haystack.agent.step.llm")
+# `invocation`: Google ADK's schema v1 workflow span, an agent of its own (named after its root agent).
+AGENT_TOOL_SPAN_NAMES = (
+    "running tool",
+    "agent run",
+    "haystack.agent.run",
+    "haystack.agent.step.llm",
+    "invocation",
+)
 # Flattened message encodings: the keys carry an index (`llm.output_messages.0.message.tool_calls…`).
 AGENT_TOOL_KEY_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
 
