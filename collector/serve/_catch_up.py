@@ -1,4 +1,5 @@
-"""Runs a previous server completed but did not score: found at startup, scored by the online scorer.
+"""Runs a previous server completed but did not score, and conversations it did not judge: found at
+startup, scored by the online scorer.
 
 Completion commits before online scoring stores the verdict, so a SIGKILL in between (or a server that
 ran without --specs) leaves complete runs without verdicts. The writer never completes them again, so
@@ -96,3 +97,41 @@ def unscored_runs(
         if wanted:
             found.append(Unscored(entry, wanted))
     return found
+
+
+# Conversations with a turn completed in the window and no verdict, from one of the specs with `turns`,
+# stored since their latest turn completed.
+_UNJUDGED_CONVERSATIONS = """
+WITH recent AS (
+    SELECT t.conversation_id, max(r.completed_at) AS last_completed
+    FROM run_traces r JOIN run_turns t USING (run_id, trace_id)
+    WHERE r.completed_at >= make_timestamp(?) AND r.completed_at < make_timestamp(?)
+      AND t.conversation_id IS NOT NULL
+    GROUP BY t.conversation_id
+)
+SELECT c.conversation_id
+FROM recent c CROSS JOIN (SELECT unnest(?::VARCHAR[]) AS spec) s
+WHERE NOT EXISTS (
+    SELECT 1 FROM verdicts v
+    WHERE v.conversation_id = c.conversation_id AND v.spec = s.spec AND v.scored_at >= c.last_completed
+)
+GROUP BY c.conversation_id
+ORDER BY c.conversation_id
+"""
+
+
+def unjudged_conversations(
+    connection: duckdb.DuckDBPyConnection, specs: list[Spec], started_us: int
+) -> list[str]:
+    """Conversations a previous server completed a turn of (within the window) but did not judge since,
+    by a spec with `turns`: a SIGKILL while waiting out a conversation's grace period, or a server that
+    ran without such specs. Whether a spec selects one is decided when it is judged."""
+    names = [s.name for s in specs if s.turns is not None]
+    if not names:
+        return []
+    newest = connection.execute(_NEWEST, [started_us]).fetchall()
+    if not newest or newest[0][0] is None:
+        return []
+    floor_us = int(newest[0][0]) - WINDOW_S * 1_000_000
+    rows = connection.execute(_UNJUDGED_CONVERSATIONS, [floor_us, started_us, names]).fetchall()
+    return [row[0] for row in rows]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from collector.serve._catch_up import Unscored, unscored_runs
+from collector.serve._catch_up import Unscored, unjudged_conversations, unscored_runs
 from collector.serve._conversation_timer import ConversationTimer
 from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
@@ -138,6 +138,18 @@ class OnlineScorer:
                 return
 
     def _plan_catch_up(self) -> deque[Unscored]:
+        try:
+            conversations = unjudged_conversations(self._con, self.specs.specs, self._started_us)
+        except Exception:
+            log.exception("looking for conversations left unjudged before this start failed")
+            conversations = []
+        if conversations:
+            log.info(
+                "%d conversation(s) with turns completed before this start have no verdict since: "
+                "judging them",
+                len(conversations),
+            )
+            self._judge_conversations(conversations)
         try:
             found = unscored_runs(self._con, self.specs.specs, self._started_us)
         except Exception:

@@ -270,3 +270,39 @@ def test_run_specs_judge_state_and_idempotent_writes_on_each_turn_online(judged:
     assert all(v["label"] == "pass" and "conversation_id" not in v for v in verdicts), verdicts
     kinds = sorted(c["kind"] for v in verdicts for c in v["checks"])
     assert kinds == ["idempotent_writes", "idempotent_writes", "state", "state"]
+
+
+def test_a_conversation_no_spec_judged_before_a_restart_is_judged_at_the_next_start(tmp_path: Path) -> None:
+    """A server that ran without the conversation's spec (as after a SIGKILL while the conversation waited
+    out its grace period) left its completed turns unjudged: the next start, with the spec, judges it
+    from the store, as it scores runs left unscored (collector/serve/_catch_up.py)."""
+    db = tmp_path / "later.duckdb"
+    first = ServeProcess(db).start()
+    try:
+        tp = provider(first, "grpc")
+        conversation_id = run_conversation(tp.get_tracer("tests.conversations"), GOOD)
+        tp.force_flush()
+        tp.shutdown()
+    finally:
+        assert first.stop() == 0, first.log()  # stopping completes every turn; no spec judged them
+    turns = stored_rows(first, f"SELECT count(*) AS n FROM runs WHERE conversation_id = '{conversation_id}'")
+    assert turns == [{"n": 4}]
+
+    specs = tmp_path / "specs.yaml"
+    specs.write_text(SPECS)
+    second = ServeProcess(db, extra_args=("--specs", str(specs))).start()
+    try:
+        deadline, found = time.monotonic() + WAIT_S, []
+        while time.monotonic() < deadline and not found:
+            found = [
+                v
+                for v in _get(second, "/api/v1/verdicts?task=bfcl:files&limit=100")
+                if v.get("conversation_id") == conversation_id
+            ]
+            time.sleep(0.05)
+    finally:
+        assert second.stop() == 0, second.log()
+    assert [(v["spec"], v["passed"], len(v["turns"])) for v in found] == [("bfcl-files", True, 4)], (
+        second.log()
+    )
+    assert "conversation(s) with turns completed before this start" in second.log()
