@@ -30,6 +30,7 @@ from collector.store._checkpointer import Checkpointer
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
+from collector.store.database import wal_files
 from collector.store.live_evidence import LiveRun, live_runs
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
@@ -132,7 +133,7 @@ def _wal_of(connection: duckdb.DuckDBPyConnection) -> Path | None:
     rows = connection.execute(
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchall()
-    return Path(rows[0][0] + ".wal") if rows and rows[0][0] else None
+    return wal_files(Path(rows[0][0]))[0] if rows and rows[0][0] else None
 
 
 def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
