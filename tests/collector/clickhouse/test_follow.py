@@ -40,12 +40,27 @@ class Follower:
             text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.put(line)
+
+    def drain(self, seen: list[Key], contents: dict[Key, Any]) -> None:
+        """Once the process is gone, the lines it printed that were not read yet: a process killed after
+        the reading stopped may have printed (and moved its watermark past) a batch more."""
+        self._reader.join(30)
+        while not self.lines.empty():
+            self._take(self.lines.get(), seen, contents)
+
+    @staticmethod
+    def _take(line: str, seen: list[Key], contents: dict[Key, Any]) -> None:
+        if line.strip():
+            verdict = json.loads(line)
+            seen.append((verdict["run_id"], verdict["spec"]))
+            contents[seen[-1]] = verdict
 
     def read_until(
         self, seen: list[Key], enough: int, contents: dict[Key, Any], timeout_s: float = 180
@@ -59,10 +74,7 @@ class Follower:
             except queue.Empty:
                 assert self.process.poll() is None, self.process.stderr.read() if self.process.stderr else ""
                 continue
-            if line.strip():
-                verdict = json.loads(line)
-                seen.append((verdict["run_id"], verdict["spec"]))
-                contents[seen[-1]] = verdict
+            self._take(line, seen, contents)
 
 
 @pytest.mark.timeout(600)
@@ -92,6 +104,7 @@ def test_follow_resumes_after_sigkill_without_gaps_or_duplicates(tmp_path: Path)
     finally:
         os.kill(first.process.pid, signal.SIGKILL)
         first.process.wait(30)
+    first.drain(seen, contents)
     killed_at = len(seen)
     second = Follower(url, specs)
     try:
