@@ -91,10 +91,12 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
                 k=r.k,
                 in_learning_zone=r.in_learning_zone,
             )
-            for name in ("pass_rate", "mean_value", "pass_at_k", "pass_hat_k"):
+            for name in ("pass_rate", "mean_value", "pass_at_k", "pass_hat_k", "latency_passed"):
                 value = getattr(r, name)
                 if value is not None:
                     setattr(message, name, value)
+            if r.execution_latency is not None:
+                message.execution_latency.CopyFrom(verdicts_pb2.ExecutionLatency(**r.execution_latency))
             messages.append(message)
         return verdicts_pb2.ListTaskResultsResponse(results=messages)
 

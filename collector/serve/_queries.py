@@ -16,6 +16,7 @@ import duckdb
 
 from collector.store.sql import SqlRefused, check_read_only
 from scoring import TaskResult, Verdict, aggregate, verdict_from_dict
+from scoring.report.build import task_latency
 
 T = TypeVar("T")
 
@@ -117,11 +118,12 @@ def task_results(
     spec: str | None = None,
     k: int | None = None,
 ) -> list[TaskResult]:
-    """Aggregates over the latest stored verdict of each (run, spec)."""
+    """Aggregates over the latest stored verdict of each (run, spec), with what each task's clean
+    executions took (`execution_latency`), as `tracescore report` gives them."""
     # Every verdict: the MAX_ROWS cap is for rows sent to a client; an aggregate over the first
     # MAX_ROWS verdicts only would be silently wrong once a server has scored more runs than that.
-    stored = verdicts(cursor, task=task, spec=spec, limit=None)
-    return aggregate((verdict_from_dict(v) for v in stored), k=k)
+    stored = [verdict_from_dict(v) for v in verdicts(cursor, task=task, spec=spec, limit=None)]
+    return task_latency(cursor, aggregate(stored, k=k), stored)
 
 
 def stored_verdicts(cursor: duckdb.DuckDBPyConnection, **filters: Any) -> list[Verdict]:

@@ -10,7 +10,7 @@ A new output format goes here beside `text` and `html`.
 
 Public:
 - `aggregate`: `TaskResult`, `aggregate`, `pass_at_k`, `pass_hat_k`.
-- `build`: `Report`, `build_report`, `ReportError`, `SECTIONS`, `BUCKETS`.
+- `build`: `Report`, `build_report`, `task_latency`, `ReportError`, `SECTIONS`, `BUCKETS`.
 - `text`: `verdicts_text`, `tasks_text`, `report_text`, the JSON writers, `number`, `ms`, `table`.
 - `html`: `report_html`.
 - `diff`: `diff`, `load_results`, `DiffError`.

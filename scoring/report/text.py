@@ -219,7 +219,7 @@ def _history_text(report: Report) -> list[str]:
         ]
         for p in report.history
     ]
-    out.extend(table(["SPEC", "FROM (UTC)", "PASSED", "ERRORS", "PASS RATE", ""], rows, {0: 28}))
+    out.extend(table(["SPEC", "FROM (UTC)", "PASSED", "SCORER ERRORS", "PASS RATE", ""], rows, {0: 28}))
     return out
 
 

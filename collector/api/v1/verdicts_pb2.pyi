@@ -85,7 +85,7 @@ class ListTaskResultsRequest(_message.Message):
     def __init__(self, task: _Optional[str] = ..., spec: _Optional[str] = ..., k: _Optional[int] = ...) -> None: ...
 
 class TaskResult(_message.Message):
-    __slots__ = ("task", "spec", "spec_fingerprint", "n_runs", "n_scored", "n_passed", "n_errors", "pass_rate", "mean_value", "k", "pass_at_k", "pass_hat_k", "in_learning_zone")
+    __slots__ = ("task", "spec", "spec_fingerprint", "n_runs", "n_scored", "n_passed", "n_errors", "pass_rate", "mean_value", "k", "pass_at_k", "pass_hat_k", "in_learning_zone", "latency_passed", "execution_latency")
     TASK_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     SPEC_FINGERPRINT_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +99,8 @@ class TaskResult(_message.Message):
     PASS_AT_K_FIELD_NUMBER: _ClassVar[int]
     PASS_HAT_K_FIELD_NUMBER: _ClassVar[int]
     IN_LEARNING_ZONE_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_PASSED_FIELD_NUMBER: _ClassVar[int]
+    EXECUTION_LATENCY_FIELD_NUMBER: _ClassVar[int]
     task: str
     spec: str
     spec_fingerprint: str
@@ -112,7 +114,21 @@ class TaskResult(_message.Message):
     pass_at_k: float
     pass_hat_k: float
     in_learning_zone: bool
-    def __init__(self, task: _Optional[str] = ..., spec: _Optional[str] = ..., spec_fingerprint: _Optional[str] = ..., n_runs: _Optional[int] = ..., n_scored: _Optional[int] = ..., n_passed: _Optional[int] = ..., n_errors: _Optional[int] = ..., pass_rate: _Optional[float] = ..., mean_value: _Optional[float] = ..., k: _Optional[int] = ..., pass_at_k: _Optional[float] = ..., pass_hat_k: _Optional[float] = ..., in_learning_zone: _Optional[bool] = ...) -> None: ...
+    latency_passed: bool
+    execution_latency: ExecutionLatency
+    def __init__(self, task: _Optional[str] = ..., spec: _Optional[str] = ..., spec_fingerprint: _Optional[str] = ..., n_runs: _Optional[int] = ..., n_scored: _Optional[int] = ..., n_passed: _Optional[int] = ..., n_errors: _Optional[int] = ..., pass_rate: _Optional[float] = ..., mean_value: _Optional[float] = ..., k: _Optional[int] = ..., pass_at_k: _Optional[float] = ..., pass_hat_k: _Optional[float] = ..., in_learning_zone: _Optional[bool] = ..., latency_passed: _Optional[bool] = ..., execution_latency: _Optional[_Union[ExecutionLatency, _Mapping]] = ...) -> None: ...
+
+class ExecutionLatency(_message.Message):
+    __slots__ = ("n", "p50_ms", "p95_ms", "p99_ms")
+    N_FIELD_NUMBER: _ClassVar[int]
+    P50_MS_FIELD_NUMBER: _ClassVar[int]
+    P95_MS_FIELD_NUMBER: _ClassVar[int]
+    P99_MS_FIELD_NUMBER: _ClassVar[int]
+    n: int
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    def __init__(self, n: _Optional[int] = ..., p50_ms: _Optional[float] = ..., p95_ms: _Optional[float] = ..., p99_ms: _Optional[float] = ...) -> None: ...
 
 class ListTaskResultsResponse(_message.Message):
     __slots__ = ("results",)

@@ -49,6 +49,7 @@ from collector.receive.otlp_http import build_app
 from collector.serve import _queries as queries
 from collector.serve._api_http import HttpApi
 from collector.serve._services import Services
+from collector.store.schema import create_schema_sql
 from scoring import ensure_verdict_schema, store_verdicts
 from scoring.verdict.record import error_verdict
 from tests._otel import provider
@@ -528,7 +529,19 @@ def test_verdicts_arrive_through_the_grpc_watch_stream_and_queries(live: Live) -
         )
         assert (result.pass_rate, result.k, result.pass_at_k, result.pass_hat_k) == (0.5, 2, 1.0, 0.0)
         assert result.in_learning_zone
-        assert result.pass_rate == get(live.server, f"/api/v1/tasks?task={task}")[0]["pass_rate"]
+        over_http = get(live.server, f"/api/v1/tasks?task={task}")[0]
+        assert result.pass_rate == over_http["pass_rate"]
+        # What the task's clean executions took, as `tracescore report` gives it: one call per run.
+        latency = result.execution_latency
+        assert result.HasField("execution_latency") and latency.n == 2
+        assert 0 < latency.p50_ms <= latency.p95_ms <= latency.p99_ms
+        assert over_http["execution_latency"] == {
+            "n": 2,
+            "p50_ms": latency.p50_ms,
+            "p95_ms": latency.p95_ms,
+            "p99_ms": latency.p99_ms,
+        }
+        assert not result.HasField("latency_passed")  # the spec sets no percentile bound
 
         # include_existing: a late watcher gets what is already stored first.
         existing = Watch(
@@ -1092,6 +1105,8 @@ def test_task_aggregates_count_every_verdict_beyond_the_row_cap(monkeypatch: pyt
     """/api/v1/tasks and ListTaskResults aggregate through this query: the row cap meant for clients
     (MAX_ROWS, shrunk here) must not truncate what is aggregated."""
     connection = duckdb.connect()
+    for statement in create_schema_sql():
+        connection.execute(statement)
     ensure_verdict_schema(connection)
     stored = [
         error_verdict(f"run-{i}", "0" * 32, "task", "spec", "fp", "default", 1, "boom") for i in range(8)

@@ -463,6 +463,11 @@ def test_the_table_format_can_show_every_section(data: Data) -> None:
     assert text.returncode == 0, text.stderr
     for needle in ("pass rate over time", "tool latency", "failing runs (4)", "get_weather", "w3"):
         assert needle in text.stdout
+    # The history's error column counts error verdicts, as the HTML page's does: named so here too.
+    (history_header,) = [
+        line for line in text.stdout.splitlines() if line.startswith("SPEC") and "FROM" in line
+    ]
+    assert "SCORER ERRORS" in history_header
     refused = _cli("report", "--db", str(data.db), "--spec", str(data.spec_file), "--include", "charts")
     assert refused.returncode == 2 and "history, latency, failing or all" in refused.stderr
 
