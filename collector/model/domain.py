@@ -160,6 +160,14 @@ class ToolExecution:
     service_name: str | None
     scope_name: str
     kind: str = "tool"  # TOOL or HANDOFF (executions.kind)
+    # Which of the span's calls this is (executions.call_index): 0 unless one span records several calls
+    # (Haystack 2's ToolInvoker runs every call of a model turn inside one component span).
+    call_index: int = 0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The execution's identity within its trace: its span and its place among that span's calls."""
+        return self.span_id, self.call_index
 
 
 @compact_pickle

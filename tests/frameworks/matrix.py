@@ -221,16 +221,7 @@ CELLS: tuple[Cell, ...] = (
         ),
     ),
     *(
-        Cell(
-            f"haystack2-{tracing}",
-            "drive_haystack.py",
-            ("--tracing", tracing),
-            "haystack2",
-            known_gap=(
-                "Haystack 2's ToolInvoker records a whole step's calls on one span (JSON natively, Python "
-                "reprs through OpenInference), and recognition reads one execution per span"
-            ),
-        )
+        Cell(f"haystack2-{tracing}", "drive_haystack.py", ("--tracing", tracing), "haystack2")
         for tracing in ("native", "openinference")
     ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
