@@ -236,3 +236,6 @@ class SpanNode:
     # another graph's node (a subgraph, an agent called from a tool) is told by its children.
     graph_depth: int = 0
     graph_name: str | None = None
+    # A tool span that runs another agent, which its own arguments name (CrewAI's coworker tools): the
+    # spans below it are that agent's (collector/store/_members.py).
+    delegates_to: str | None = None

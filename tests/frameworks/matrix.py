@@ -182,12 +182,6 @@ CELLS: tuple[Cell, ...] = (
         "drive_crewai.py",
         ("--scenario", "delegation", "--mode", "wrappers"),
         "crewai-openinference",
-        known_gap=(
-            "openinference-instrumentation-crewai 1.1.21's wrappers open no span for the coworker a "
-            "delegation runs (they wrap `Task._execute_core`; `Delegate work to coworker` calls "
-            "`Agent.execute_task`), so the member's `get_weather` is stored under the leader "
-            "(`agent_path` `coordinator`) and `scope: leader` counts it"
-        ),
     ),
     Cell(
         "crewai-multiagent-openinference-events",

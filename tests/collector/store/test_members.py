@@ -51,7 +51,7 @@ def _resolve(*spans: Span) -> Resolution:
     return resolve_trace(
         TRACE,
         {r.node.span_id: r.node for r in recognised},
-        [r.execution for r in recognised if r.execution is not None],
+        [e for r in recognised for e in r.executions],
         [request for r in recognised for request in r.requests],
     )
 
@@ -263,3 +263,58 @@ def test_an_agent_a_tool_ran_beside_it_is_a_member_of_the_tools_agent() -> None:
 def test_an_agent_of_another_name_beside_a_tool_stays_where_it_is() -> None:
     resolution = _beside_the_tool("booking_agent")
     assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "booking_agent"}
+
+
+# --- CrewAI: a coworker run by a delegation tool, named only by the tool's arguments --------------------
+
+CREWAI = "openinference.instrumentation.crewai"
+
+
+def _crewai_tool(span_id: str, parent: str, name: str, start: int, arguments: dict[str, Any]) -> Span:
+    return _span(
+        span_id,
+        parent,
+        f"{name}.run",
+        CREWAI,
+        start,
+        **{"openinference.span.kind": "TOOL", "tool.name": name, "input.value": json.dumps(arguments)},
+    )
+
+
+def _crew(coworker: str, question: str = "task") -> Resolution:
+    return _resolve(
+        _span("c", None, "Crew.kickoff", CREWAI, 0, **{"openinference.span.kind": "CHAIN"}),
+        _span(
+            "l",
+            "c",
+            "coordinator._execute_core",
+            CREWAI,
+            1,
+            **{"openinference.span.kind": "AGENT", "graph.node.id": "coordinator"},
+        ),
+        _crewai_tool(
+            "d",
+            "l",
+            "Delegate work to coworker",
+            2,
+            {question: "What is the weather in Paris?", "context": "", "coworker": coworker},
+        ),
+        _crewai_tool("w", "d", "get_weather", 3, {"city": "Paris"}),
+        _crewai_tool("b", "l", "book_flight", 4, {"destination": "Oslo"}),
+    )
+
+
+def test_a_crewai_coworker_runs_the_calls_below_its_delegation_and_the_delegation_is_the_leaders() -> None:
+    assert _paths(_crew("weather_agent")) == {
+        "Delegate work to coworker": "coordinator",
+        "get_weather": "coordinator/weather_agent",
+        "book_flight": "coordinator",
+    }
+    # `Ask question to coworker` takes a question; a list written as text runs its first agent.
+    assert _paths(_crew("[weather_agent, booker]", "question"))["get_weather"] == "coordinator/weather_agent"
+    assert {r.agent_name for r in _crew("weather_agent").runs} == {"coordinator"}
+
+
+def test_a_tool_whose_arguments_name_a_coworker_without_a_task_delegates_nothing() -> None:
+    """Only the delegation tools' own arguments (`coworker` beside `task` or `question`) name an agent."""
+    assert _paths(_crew("weather_agent", "topic"))["get_weather"] == "coordinator"
