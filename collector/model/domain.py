@@ -163,6 +163,10 @@ class ToolExecution:
     # Which of the span's calls this is (executions.call_index): 0 unless one span records several calls
     # (Haystack 2's ToolInvoker runs every call of a model turn inside one component span).
     call_index: int = 0
+    # The span is an agent's own run, recorded as the call of that agent as a tool by the agent above it
+    # (smolagents' managed agents, which have no tool span): run resolution keeps it only where another
+    # agent is above the span, and places it with that caller, not inside the agent it ran.
+    agent_call: bool = False
 
     @property
     def key(self) -> tuple[str, int]:

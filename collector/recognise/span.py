@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collector.model.domain import Span, SpanNode, ToolExecution, ToolOutcome, ToolRequest, compact_pickle
+from collector.recognise._managed_agents import managed_agent_call
 from collector.recognise._nodes import span_node
 from collector.recognise._tool_invoker import tool_invoker_executions
 from collector.recognise.conventions import recognise_execution
@@ -35,7 +36,7 @@ def recognise_executions(span: Span) -> tuple[ToolExecution, ...]:
     invoked = tool_invoker_executions(span)
     if invoked is not None:
         return invoked
-    execution = recognise_execution(span)
+    execution = recognise_execution(span) or managed_agent_call(span)
     return () if execution is None else (execution,)
 
 

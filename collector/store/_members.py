@@ -96,7 +96,7 @@ def agents_run_by_tools(
     an agent used as a tool (`Agent.as_tool`) as a sibling of the leader, under the workflow span, while
     the leader's tool span of that name is open: nested by time, not by parent. Without the move the
     member would be a second top-level agent of the run. An agent already below the tool is left as is."""
-    calls = [e for e in executions if e.tool_name]
+    calls = [e for e in executions if e.tool_name and not e.agent_call]  # an agent's own span runs itself
     if not calls:
         return nodes
     moved: dict[str, SpanNode] = {}

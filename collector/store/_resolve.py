@@ -181,6 +181,20 @@ class _Tree:
         )
 
 
+def _called(tree: _Tree, execution: ToolExecution) -> bool:
+    """An execution that is an agent's own span (`agent_call`) is a call only where an agent is above it."""
+    return not execution.agent_call or any(n.agent for n in tree.chain(execution.span_id)[1:])
+
+
+def placed(placements: dict[str, Placement], execution: ToolExecution) -> Placement:
+    """Where an execution belongs: its span's placement, but an agent's call is its caller's (placed
+    where the agent's span hangs, not inside the agent it ran)."""
+    caller = execution.parent_span_id
+    if execution.agent_call and caller is not None and caller in placements:
+        return placements[caller]
+    return placements[execution.span_id]
+
+
 def _started_before(tree: _Tree, request: ToolRequest, execution: ToolExecution) -> bool:
     node = tree.nodes.get(request.span_id)
     return node is not None and node.start_ns <= execution.start_ns
@@ -210,7 +224,7 @@ def _link_requests(
     ordered = sorted(executions, key=lambda e: (e.start_ns, e.span_id, e.call_index))
     by_id: set[tuple[str, int]] = set()
     for execution in ordered:
-        run_id = placements[execution.span_id].run_id
+        run_id = placed(placements, execution).run_id
         if execution.call_id:
             call_ids[execution.key] = (execution.call_id, "span")
             matched = by_call_id.get((run_id, execution.call_id))
@@ -220,7 +234,7 @@ def _link_requests(
     for execution in ordered:
         if execution.key in by_id:
             continue
-        run_id = placements[execution.span_id].run_id
+        run_id = placed(placements, execution).run_id
         candidates = [
             r
             for r in requests
@@ -271,7 +285,7 @@ def resolve_trace(
 ) -> Resolution:
     execution_list = list(executions)
     tree = _Tree(trace_id, agents_run_by_tools(nodes, execution_list))
-    kept = drop_transport_duplicates(tree.chain, execution_list)
+    kept = [e for e in drop_transport_duplicates(tree.chain, execution_list) if _called(tree, e)]
     request_list = drop_nested_duplicates(tree.chain, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
     ordered = sorted(tree.nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
@@ -324,7 +338,7 @@ def resolve_trace(
     failures = {o.call_id: o for o in outcomes if o.error}
     resolved_executions = []
     for recognised in kept:
-        place = placements[recognised.span_id]
+        place = placed(placements, recognised)
         runs[place.run_id].n_executions += 1
         call_id, source = call_ids[recognised.key]
         execution = recognised

@@ -318,3 +318,65 @@ def test_a_crewai_coworker_runs_the_calls_below_its_delegation_and_the_delegatio
 def test_a_tool_whose_arguments_name_a_coworker_without_a_task_delegates_nothing() -> None:
     """Only the delegation tools' own arguments (`coworker` beside `task` or `question`) name an agent."""
     assert _paths(_crew("weather_agent", "topic"))["get_weather"] == "coordinator"
+
+
+# --- smolagents: a managed agent's call is only the member's own AGENT span -----------------------------
+
+SMOLAGENTS = "openinference.instrumentation.smolagents"
+
+
+def _smol_agent(span_id: str, parent: str | None, name: str, start: int, **attributes: Any) -> Span:
+    return _span(
+        span_id,
+        parent,
+        f"{name}.run",
+        SMOLAGENTS,
+        start,
+        **{"openinference.span.kind": "AGENT", "input.value": '{"task": "You are a managed agent"}'},
+        **attributes,
+    )
+
+
+def _smol_step(span_id: str, parent: str, start: int) -> Span:
+    return _span(span_id, parent, "Step 1", SMOLAGENTS, start, **{"openinference.span.kind": "CHAIN"})
+
+
+def _smol_request(span_id: str, parent: str, start: int, tool: str, arguments: str) -> Span:
+    prefix = "llm.output_messages.0.message"
+    return _span(
+        span_id,
+        parent,
+        "Model.generate",
+        SMOLAGENTS,
+        start,
+        **{
+            "openinference.span.kind": "LLM",
+            f"{prefix}.role": "assistant",
+            f"{prefix}.tool_calls.0.tool_call.id": "call_1",
+            f"{prefix}.tool_calls.0.tool_call.function.name": tool,
+            f"{prefix}.tool_calls.0.tool_call.function.arguments": arguments,
+        },
+    )
+
+
+def test_a_managed_agent_s_run_is_its_caller_s_call_of_it() -> None:
+    resolution = _resolve(
+        _smol_agent("l", None, "coordinator", 0),
+        _smol_step("s", "l", 1),
+        _smol_request("m", "s", 2, "weather_agent", '{"task": "Paris?"}'),
+        _smol_agent("w", "s", "weather_agent", 3, **{"output.value": "18°C"}),
+        _smol_step("ws", "w", 4),
+        _tool("t", "ws", "get_weather", 5, "{}"),
+    )
+    assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "coordinator/weather_agent"}
+    (call,) = [e for e in resolution.executions if e.execution.tool_name == "weather_agent"]
+    assert (call.call_id, call.call_id_source) == ("call_1", "request")
+    assert (call.arguments.value, call.arguments_source) == ({"task": "Paris?"}, "request")
+    assert call.execution.result == "18°C"
+    assert [r.execution_span_id for r in resolution.requests] == ["w"]
+    assert {r.agent_name for r in resolution.runs} == {"coordinator"}
+
+
+def test_an_agent_nobody_called_is_no_call() -> None:
+    resolution = _resolve(_smol_agent("l", None, "coordinator", 0), _smol_step("s", "l", 1))
+    assert resolution.executions == []
