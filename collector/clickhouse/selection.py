@@ -33,6 +33,7 @@ AGENT_TOOL_KEYS = (
     "haystack.tool.name",
     "haystack.agent.max_steps",
     "haystack.agent.step.llm.output",
+    "haystack.component.output",
     "gcp.vertex.agent.llm_response",
     "gcp.vertex.agent.invocation_id",
     "agno.run.id",

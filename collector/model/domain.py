@@ -160,6 +160,18 @@ class ToolExecution:
     service_name: str | None
     scope_name: str
     kind: str = "tool"  # TOOL or HANDOFF (executions.kind)
+    # Which of the span's calls this is (executions.call_index): 0 unless one span records several calls
+    # (Haystack 2's ToolInvoker runs every call of a model turn inside one component span).
+    call_index: int = 0
+    # The span is an agent's own run, recorded as the call of that agent as a tool by the agent above it
+    # (smolagents' managed agents, which have no tool span): run resolution keeps it only where another
+    # agent is above the span, and places it with that caller, not inside the agent it ran.
+    agent_call: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The execution's identity within its trace: its span and its place among that span's calls."""
+        return self.span_id, self.call_index
 
 
 @compact_pickle
@@ -228,3 +240,6 @@ class SpanNode:
     # another graph's node (a subgraph, an agent called from a tool) is told by its children.
     graph_depth: int = 0
     graph_name: str | None = None
+    # A tool span that runs another agent, which its own arguments name (CrewAI's coworker tools): the
+    # spans below it are that agent's (collector/store/_members.py).
+    delegates_to: str | None = None

@@ -13,11 +13,14 @@ the instrumentation source it reads cited beside it and a test on traces recorde
 instrumentation.
 
 Public:
-- `span`: `recognise(span) -> Recognised`, everything recognition reads off one span.
+- `span`: `recognise(span) -> Recognised`, everything recognition reads off one span (its executions:
+  one, none, or several where one span runs several calls, `recognise_executions`).
 - `conventions`: `recognise_execution`, the adapters in priority order.
 - `requests`: `extract_requests`, the request-side readers.
 - `outcomes`: `extract_outcomes`, how tool calls ended as a later span reports it.
 
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
-facts of a span).
+facts of a span), `_shapes` (frameworks' own shapes of content), `_tool_invoker` (Haystack 2's
+ToolInvoker span, one execution per call), `_managed_agents` (smolagents' managed agents, called with
+no tool span).
 """

@@ -223,6 +223,31 @@ def _resource_task(span: Span) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+# CrewAI's delegation tools (crewai 1.15, `tools/agent_tools/`): `Delegate work to coworker` and `Ask
+# question to coworker` take `coworker` (the role of the agent to run) beside `task` or `question` and
+# `context`, and run that agent (`BaseAgentTool._execute` calls its `execute_task`) inside the tool call.
+# A list written as text (`[a, b]`) runs its first agent, as `_get_coworker` reads it.
+_COWORKER_QUESTIONS = ("task", "question")
+
+
+def _crewai_coworker(span: Span) -> str | None:
+    attrs = span.attributes
+    if (
+        not span.resource.scope_name.startswith(_CREWAI_SCOPE)
+        or attrs.get("openinference.span.kind") != "TOOL"
+    ):
+        return None
+    arguments = load_json_text(attrs.get("input.value"))
+    if not isinstance(arguments, dict) or not any(k in arguments for k in _COWORKER_QUESTIONS):
+        return None
+    coworker = arguments.get("coworker")
+    if not isinstance(coworker, str):
+        return None
+    if coworker.startswith("[") and coworker.endswith("]"):
+        coworker = coworker[1:-1].split(",")[0]
+    return coworker.strip() or None
+
+
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
     graph_depth, graph_name = _langgraph_nesting(span)
@@ -240,6 +265,7 @@ def span_node(span: Span) -> SpanNode:
             span.resource.service_name,
             graph_depth=graph_depth,
             graph_name=graph_name,
+            delegates_to=_crewai_coworker(span),
         )
     agent = None
     if is_agent_span(span):

@@ -200,6 +200,12 @@ def haystack_error(output: Any) -> str | None:
     text = loaded.get("error") if isinstance(loaded, dict) else None
     if not isinstance(text, str):
         return None
+    return haystack_failure_message(text)
+
+
+def haystack_failure_message(text: str) -> str:
+    """The exception's own message out of Haystack's notice of a failed tool (Haystack 2's ToolInvoker
+    writes the same notice as a failed call's result); other text is the message as it is."""
     match = _HAYSTACK_FAILURE.match(text)
     return match.group("message") if match else text
 

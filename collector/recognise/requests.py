@@ -160,6 +160,11 @@ def _vercel_ai_calls(value: Any) -> list[dict[str, Any]]:
 # Haystack 3's own tracing puts each model call's replies on its `haystack.agent.step.llm` span as JSON,
 # `{"replies": [{"role": "assistant", "content": [{"tool_call": {tool_name, arguments, id}}, …]}]}`.
 _HAYSTACK_LLM_SPAN = "haystack.agent.step.llm"
+# Haystack 2's tracing (haystack-ai 2.31.0 `core/pipeline/base.py`, content tracing on) records each
+# component run, a chat generator's too, as `haystack.component.run` with its output as JSON in
+# `haystack.component.output`: a chat generator's has the same `replies`.
+_HAYSTACK_COMPONENT_SPAN = "haystack.component.run"
+_HAYSTACK_COMPONENT_OUTPUT = "haystack.component.output"
 
 
 def _haystack_calls(value: Any) -> list[dict[str, Any]]:
@@ -302,6 +307,9 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         return []
     if span.name == _HAYSTACK_LLM_SPAN:
         haystack = _haystack_calls(attrs.get("haystack.agent.step.llm.output"))
+        return [_request(span, position, call, "haystack") for position, call in enumerate(haystack)]
+    if span.name == _HAYSTACK_COMPONENT_SPAN and _HAYSTACK_COMPONENT_OUTPUT in attrs:
+        haystack = _haystack_calls(attrs[_HAYSTACK_COMPONENT_OUTPUT])
         return [_request(span, position, call, "haystack") for position, call in enumerate(haystack)]
     operation = attrs.get("ai.operationId")
     if isinstance(operation, str) and operation.endswith((".doGenerate", ".doStream")):

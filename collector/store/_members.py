@@ -1,10 +1,11 @@
 """Agents that no agent span of their own shows, found from the shape of the whole trace.
 
-Run resolution (`_resolve`) takes a span as an agent when recognition said so, one span at a time. Three
+Run resolution (`_resolve`) takes a span as an agent when recognition said so, one span at a time. Four
 multi-agent shapes need the trace around a span (docs/conventions.md, "Runs, tasks, agents"): a LangGraph
-graph run inside another graph's node, told by its children's deeper checkpoint namespace; and a workflow
-that does not name its agent (ADK's schema v1 `invocation`), named after the first agent it runs; and an
-agent that a tool ran, recorded beside that tool's span instead of inside it.
+graph run inside another graph's node, told by its children's deeper checkpoint namespace; a workflow
+that does not name its agent (ADK's schema v1 `invocation`), named after the first agent it runs; an
+agent that a tool ran, recorded beside that tool's span instead of inside it; and an agent that a tool
+ran, named only by that tool's arguments, with no span of its own (CrewAI's coworkers).
 """
 
 from __future__ import annotations
@@ -17,7 +18,26 @@ from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, SpanNode, ToolEx
 
 def with_hidden_agents(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     """The trace's nodes with those agents made agents (a new dict only when there are any)."""
-    return named_workflows(nested_graphs(nodes))
+    return named_workflows(nested_graphs(coworkers(nodes)))
+
+
+def coworkers(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """The nodes with each span directly below a tool that runs another agent (`delegates_to`) made that
+    agent, unless it is an agent already: the calls made below it are the member's, and the tool call
+    itself stays its caller's.
+
+    OpenInference's CrewAI wrappers (openinference-instrumentation-crewai 1.1.21) open no span for the
+    coworker a delegation runs: they wrap `Task._execute_core`, and `Delegate work to coworker` calls
+    `Agent.execute_task`, so the coworker's tool spans hang straight below the delegation's."""
+    delegating = {n.span_id: n.delegates_to for n in nodes.values() if n.delegates_to}
+    if not delegating:
+        return nodes
+    members = {
+        node.span_id: replace(node, agent=AgentInfo(coworker, None))
+        for node in nodes.values()
+        if node.agent is None and (coworker := delegating.get(node.parent_span_id or ""))
+    }
+    return {**nodes, **members} if members else nodes
 
 
 def nested_graphs(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
@@ -76,7 +96,7 @@ def agents_run_by_tools(
     an agent used as a tool (`Agent.as_tool`) as a sibling of the leader, under the workflow span, while
     the leader's tool span of that name is open: nested by time, not by parent. Without the move the
     member would be a second top-level agent of the run. An agent already below the tool is left as is."""
-    calls = [e for e in executions if e.tool_name]
+    calls = [e for e in executions if e.tool_name and not e.agent_call]  # an agent's own span runs itself
     if not calls:
         return nodes
     moved: dict[str, SpanNode] = {}

@@ -49,6 +49,8 @@ class ResolvedRequest:
     placement: Placement
     round: int
     execution_span_id: str | None
+    # Which of that span's calls carried it out (ToolExecution.call_index); None when none did.
+    execution_call_index: int | None = None
 
 
 @dataclass(slots=True)
@@ -179,6 +181,20 @@ class _Tree:
         )
 
 
+def _called(tree: _Tree, execution: ToolExecution) -> bool:
+    """An execution that is an agent's own span (`agent_call`) is a call only where an agent is above it."""
+    return not execution.agent_call or any(n.agent for n in tree.chain(execution.span_id)[1:])
+
+
+def placed(placements: dict[str, Placement], execution: ToolExecution) -> Placement:
+    """Where an execution belongs: its span's placement, but an agent's call is its caller's (placed
+    where the agent's span hangs, not inside the agent it ran)."""
+    caller = execution.parent_span_id
+    if execution.agent_call and caller is not None and caller in placements:
+        return placements[caller]
+    return placements[execution.span_id]
+
+
 def _started_before(tree: _Tree, request: ToolRequest, execution: ToolExecution) -> bool:
     node = tree.nodes.get(request.span_id)
     return node is not None and node.start_ns <= execution.start_ns
@@ -189,35 +205,41 @@ def _link_requests(
     executions: list[ToolExecution],
     requests: list[ToolRequest],
     placements: dict[str, Placement],
-) -> tuple[dict[str, tuple[str | None, str | None]], dict[tuple[str, int], str]]:
+) -> tuple[dict[tuple[str, int], tuple[str | None, str | None]], dict[tuple[str, int], tuple[str, int]]]:
     """Match executions to requests: by call id, else by (name, arguments, order) to recover the id.
 
     A request is a candidate for an execution that ended after it was made, or that started after the
     span that made it started: some frameworks keep the model call's span open while its tools run (ADK's
     `call_llm` in schema v1), so a tool that raises ends before the span that asked for it ends (issue
-    #16, item 6)."""
-    call_ids: dict[str, tuple[str | None, str | None]] = {}
-    linked: dict[tuple[str, int], str] = {}
+    #16, item 6). An execution whose call id no request carries is matched the second way among the
+    requests that carry no id (OpenInference's Haystack LLM spans give none; its ToolInvoker span does).
+
+    Executions are keyed by `ToolExecution.key` (a span may record several calls)."""
+    call_ids: dict[tuple[str, int], tuple[str | None, str | None]] = {}
+    linked: dict[tuple[str, int], tuple[str, int]] = {}
     by_call_id: dict[tuple[str, str], ToolRequest] = {}
     for request in requests:
         if request.call_id:
             by_call_id.setdefault((placements[request.span_id].run_id, request.call_id), request)
-    ordered = sorted(executions, key=lambda e: (e.start_ns, e.span_id))
+    ordered = sorted(executions, key=lambda e: (e.start_ns, e.span_id, e.call_index))
+    by_id: set[tuple[str, int]] = set()
     for execution in ordered:
-        run_id = placements[execution.span_id].run_id
+        run_id = placed(placements, execution).run_id
         if execution.call_id:
-            call_ids[execution.span_id] = (execution.call_id, "span")
+            call_ids[execution.key] = (execution.call_id, "span")
             matched = by_call_id.get((run_id, execution.call_id))
             if matched is not None:
-                linked.setdefault((matched.span_id, matched.position), execution.span_id)
+                by_id.add(execution.key)
+                linked.setdefault((matched.span_id, matched.position), execution.key)
     for execution in ordered:
-        if execution.call_id:
+        if execution.key in by_id:
             continue
-        run_id = placements[execution.span_id].run_id
+        run_id = placed(placements, execution).run_id
         candidates = [
             r
             for r in requests
             if (r.span_id, r.position) not in linked
+            and not (execution.call_id and r.call_id)
             and r.tool_name == execution.tool_name
             and placements[r.span_id].run_id == run_id
             and (r.requested_ns <= execution.end_ns or _started_before(tree, r, execution))
@@ -227,11 +249,14 @@ def _link_requests(
         chosen = next((r for r in candidates if canonical(r.arguments.value) == wanted), None)
         if chosen is None and candidates:
             chosen = candidates[0]
-        if chosen is not None:
-            linked[(chosen.span_id, chosen.position)] = execution.span_id
-            call_ids[execution.span_id] = (chosen.call_id, "request" if chosen.call_id else None)
+        if execution.call_id:
+            if chosen is not None:
+                linked[(chosen.span_id, chosen.position)] = execution.key
+        elif chosen is not None:
+            linked[(chosen.span_id, chosen.position)] = execution.key
+            call_ids[execution.key] = (chosen.call_id, "request" if chosen.call_id else None)
         else:
-            call_ids[execution.span_id] = (None, None)
+            call_ids[execution.key] = (None, None)
     return call_ids, linked
 
 
@@ -260,7 +285,7 @@ def resolve_trace(
 ) -> Resolution:
     execution_list = list(executions)
     tree = _Tree(trace_id, agents_run_by_tools(nodes, execution_list))
-    kept = drop_transport_duplicates(tree.chain, execution_list)
+    kept = [e for e in drop_transport_duplicates(tree.chain, execution_list) if _called(tree, e)]
     request_list = drop_nested_duplicates(tree.chain, list(requests))
     # Parents first, so most spans reuse their parent's placement (one sort serves both passes).
     ordered = sorted(tree.nodes.values(), key=lambda n: (len(tree.chain(n.span_id)), n.start_ns))
@@ -313,13 +338,13 @@ def resolve_trace(
     failures = {o.call_id: o for o in outcomes if o.error}
     resolved_executions = []
     for recognised in kept:
-        place = placements[recognised.span_id]
+        place = placed(placements, recognised)
         runs[place.run_id].n_executions += 1
-        call_id, source = call_ids[recognised.span_id]
+        call_id, source = call_ids[recognised.key]
         execution = recognised
         if failures and call_id is not None:
             execution = reported_failure(recognised, failures.get(call_id))
-        request_key = requested_by.get(execution.span_id)
+        request_key = requested_by.get(execution.key)
         arguments, arguments_source = best_arguments(
             execution, by_key[request_key] if request_key is not None else None
         )
@@ -330,12 +355,14 @@ def resolve_trace(
     for request in request_list:
         place = placements[request.span_id]
         runs[place.run_id].n_requests += 1
+        execution_key = linked.get((request.span_id, request.position))
         resolved_requests.append(
             ResolvedRequest(
                 request,
                 place,
                 rounds[place.run_id][request.span_id],
-                linked.get((request.span_id, request.position)),
+                execution_key[0] if execution_key else None,
+                execution_key[1] if execution_key else None,
             )
         )
     for summary in runs.values():

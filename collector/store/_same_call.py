@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,26 +48,41 @@ def drop_transport_duplicates(chain: Chain, executions: list[ToolExecution]) -> 
     above AutoGen's own `execute_tool`) are merged into the inner one (`_merged`). Spans of one convention
     nested under the same tool name are left alone: a tool may call itself.
     """
-    by_span = {e.span_id: e for e in executions}
-    dropped: set[str] = set()
-    merged: dict[str, ToolExecution] = {}
+    by_span: dict[str, list[ToolExecution]] = {}
+    for e in executions:
+        by_span.setdefault(e.span_id, []).append(e)
+    dropped: set[tuple[str, int]] = set()
+    merged: dict[tuple[str, int], ToolExecution] = {}
     for execution in executions:
         for ancestor in chain(execution.span_id)[1:]:
-            outer = by_span.get(ancestor.span_id)
-            if outer is not None and outer.tool_name == execution.tool_name:
+            outer = _same_tool(by_span.get(ancestor.span_id, ()), execution)
+            if outer is not None:
                 if execution.convention == "mcp" and outer.convention == "mcp":
-                    dropped.add(outer.span_id)  # the client's span above the server's: one call
+                    dropped.add(outer.key)  # the client's span above the server's: one call
                 elif execution.convention == "mcp":
-                    dropped.add(execution.span_id)
+                    dropped.add(execution.key)
                 elif outer.convention == "mcp":
-                    dropped.add(outer.span_id)
-                elif outer.convention != execution.convention and outer.span_id not in merged:
-                    merged[execution.span_id] = _merged(execution, outer)
-                    dropped.add(outer.span_id)
+                    dropped.add(outer.key)
+                elif outer.convention != execution.convention and outer.key not in merged:
+                    merged[execution.key] = _merged(execution, outer)
+                    dropped.add(outer.key)
                 break
     if not dropped:
         return executions
-    return [merged.get(e.span_id, e) for e in executions if e.span_id not in dropped]
+    return [merged.get(e.key, e) for e in executions if e.key not in dropped]
+
+
+def _same_tool(outers: Sequence[ToolExecution], inner: ToolExecution) -> ToolExecution | None:
+    """The execution of an enclosing span that records the same call as `inner`: the one of that tool;
+    where the span records several calls of it, the one with inner's call id, else its arguments."""
+    named = [o for o in outers if o.tool_name == inner.tool_name]
+    if len(named) <= 1:
+        return named[0] if named else None
+    wanted = canonical(inner.arguments.value)
+    return next(
+        (o for o in named if inner.call_id and o.call_id == inner.call_id),
+        next((o for o in named if canonical(o.arguments.value) == wanted), None),
+    )
 
 
 def drop_nested_duplicates(chain: Chain, requests: list[ToolRequest]) -> list[ToolRequest]:

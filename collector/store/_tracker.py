@@ -20,7 +20,7 @@ from collector.recognise.span import Recognised
 class TraceState:
     trace_id: str
     nodes: dict[str, SpanNode] = field(default_factory=dict)
-    executions: dict[str, ToolExecution] = field(default_factory=dict)
+    executions: dict[tuple[str, int], ToolExecution] = field(default_factory=dict)  # by ToolExecution.key
     requests: dict[tuple[str, int], ToolRequest] = field(default_factory=dict)
     outcomes: list[ToolOutcome] = field(default_factory=list)
     min_seq: int = 0
@@ -70,8 +70,8 @@ class Tracker:
         if state.open_since_seq is None:
             state.open_since_seq = seq
         state.nodes[span_id] = item.node
-        if item.execution is not None:
-            state.executions[span_id] = item.execution
+        for execution in item.executions:
+            state.executions[execution.key] = execution
         for request in item.requests:
             state.requests[(span_id, request.position)] = request
         state.outcomes.extend(item.outcomes)

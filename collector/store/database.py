@@ -104,7 +104,7 @@ def open_writer(
     if stored is None or stored < SCHEMA_VERSION:
         for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS.get(version, ()):
-                connection.execute(statement)
+                execute_ddl(connection, statement)
         connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
     # The views read the migrated tables: created only now.
     for statement in create_views_sql():

@@ -112,6 +112,7 @@ def _execution(resolved: ResolvedExecution) -> Execution:
         end_ns=e.end_ns,
         call_id_source=resolved.call_id_source,
         kind=e.kind,
+        call_index=e.call_index,
         # The text the store parses (or keeps as a string); `Execution.result` reads both alike.
         result_text=e.result if isinstance(e.result, str) or e.result is None else to_json(e.result),
     )
@@ -129,6 +130,7 @@ def _request(resolved: ResolvedRequest) -> Request:
         resolved.round,
         resolved.execution_span_id,
         r.encoding,
+        resolved.execution_call_index,
     )
 
 
@@ -153,7 +155,9 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
             attributes=_as_stored(s.attributes),
             root_span_id=s.root_span_id,
         )
-        executions = sorted(live.executions, key=lambda e: (e.execution.start_ns, e.execution.span_id))
+        executions = sorted(
+            live.executions, key=lambda e: (e.execution.start_ns, e.execution.span_id, e.execution.call_index)
+        )
         requests = sorted(live.requests, key=lambda r: (r.request.requested_ns, r.request.position))
         evidence.append(
             Evidence(

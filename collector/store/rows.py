@@ -77,6 +77,7 @@ EXECUTION_SCHEMA = pa.schema(
         ("scope_name", pa.string()),
         ("ingest_seq", pa.int64()),
         ("kind", pa.string()),
+        ("call_index", pa.int32()),
     ]
 )
 
@@ -98,6 +99,7 @@ REQUEST_SCHEMA = pa.schema(
         ("encoding", pa.string()),
         ("execution_span_id", pa.string()),
         ("ingest_seq", pa.int64()),
+        ("execution_call_index", pa.int32()),
     ]
 )
 
@@ -248,6 +250,7 @@ def executions_table(executions: Sequence[tuple[ResolvedExecution, int]]) -> pa.
                 e.scope_name or None,
                 seq,
                 e.kind,
+                e.call_index,
             )
         )
     return _table(EXECUTION_SCHEMA, rows)
@@ -275,6 +278,7 @@ def requests_table(requests: Sequence[tuple[ResolvedRequest, int]]) -> pa.Table:
                 r.encoding,
                 resolved.execution_span_id,
                 seq,
+                resolved.execution_call_index,
             )
         )
     return _table(REQUEST_SCHEMA, rows)

@@ -6,7 +6,7 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -85,7 +85,8 @@ TABLES: dict[str, str] = {
             scope_name VARCHAR,
             ingest_seq BIGINT NOT NULL,
             kind VARCHAR NOT NULL DEFAULT 'tool',
-            PRIMARY KEY (trace_id, span_id)
+            call_index INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (trace_id, span_id, call_index)
         )""",
     "tool_requests": """
         CREATE TABLE IF NOT EXISTS tool_requests (
@@ -105,6 +106,7 @@ TABLES: dict[str, str] = {
             encoding VARCHAR NOT NULL,
             execution_span_id VARCHAR,
             ingest_seq BIGINT NOT NULL,
+            execution_call_index INTEGER,
             PRIMARY KEY (trace_id, span_id, position)
         )""",
     "run_traces": """
@@ -231,6 +233,22 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # Conversations and turns (issue 21): the run_turns table (made with the tables, as any missing
     # table is) and the views that read it; runs completed before it are turns of no conversation.
     4: (),
+    # Several executions per span (issue #16: Haystack 2's ToolInvoker runs a turn's calls in one span):
+    # `call_index` joins the executions key, which DuckDB cannot alter, so the table is rebuilt with
+    # today's definition (a later migration's `ADD COLUMN IF NOT EXISTS` then finds its column there).
+    # The copy is made (ZSTD or not, as the file allows) before one transaction swaps it in: run again
+    # after a crash, every step is redone from where the file is. Each request now also says which of
+    # its execution span's calls it joined.
+    5: (
+        TABLES["executions"].replace("EXISTS executions (", "EXISTS executions_v5 ("),
+        "BEGIN TRANSACTION",
+        "INSERT INTO executions_v5 BY NAME SELECT * FROM executions",
+        "DROP TABLE executions",
+        "ALTER TABLE executions_v5 RENAME TO executions",
+        "ALTER TABLE tool_requests ADD COLUMN IF NOT EXISTS execution_call_index INTEGER",
+        "UPDATE tool_requests SET execution_call_index = 0 WHERE execution_span_id IS NOT NULL",
+        "COMMIT",
+    ),
 }
 
 

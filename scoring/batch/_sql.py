@@ -27,7 +27,7 @@ from scoring.batch._sql_match import subset
 from scoring.spec.specs import Spec
 
 # load_evidence's orders: the Python judge sees executions and requests in these.
-_EXECUTION_ORDER = "ex.start_time, ex.span_id"
+_EXECUTION_ORDER = "ex.start_time, ex.span_id, ex.call_index"
 _REQUEST_ORDER = "requested_at, position"
 _CLEAN = "e.tool_name <> '' AND NOT e.error AND NOT e.paused AND NOT e.from_history"
 _LEADER = "({table}.agent_path IS NULL OR NOT contains({table}.agent_path, '/'))"
@@ -423,6 +423,7 @@ def _rows(q: _Query, runs: str, rows: str | None) -> tuple[str, str]:
 
     requests = (
         "SELECT run_id, span_id, position, round, encoding, tool_name AS tool, call_id, execution_span_id, "
+        "coalesce(execution_call_index, 0) AS execution_call_index, "
         f"requested_at, {_LEADER.replace('{table}', 't') if leader else 'true'} AS seen, "
         f"execution_span_id IS NULL AS unexecuted FROM tool_requests t {where('t')}"
     )
@@ -431,13 +432,15 @@ def _rows(q: _Query, runs: str, rows: str | None) -> tuple[str, str]:
         "WHEN e.paused THEN 'paused' WHEN e.tool_name <> '' THEN 'clean' ELSE 'unnamed' END"
     )
     executions = (
-        f"SELECT e.run_id, e.span_id, e.tool_name AS tool, e.error, e.paused, e.from_history, e.arguments, "
+        "SELECT e.run_id, e.span_id, e.call_index, e.tool_name AS tool, e.error, e.paused, e.from_history, "
+        "e.arguments, "
         f"coalesce(e.duration_ms, 0.0) AS duration, e.start_time, "
         f"{_LEADER.replace('{table}', 'e') if leader else 'true'} AS seen, {_CLEAN} AS clean, state, "
         f"a.span_id IS NOT NULL AS answered, {_entry()} AS entry"
         + "".join(f", {c}" for c in q.row_columns)
         + f" FROM (SELECT *, {state} AS state FROM executions e {where('e')}) e "
-        "LEFT JOIN answered a ON a.run_id = e.run_id AND a.execution_span_id = e.span_id"
+        "LEFT JOIN answered a ON a.run_id = e.run_id AND a.execution_span_id = e.span_id "
+        "AND a.execution_call_index = e.call_index"
     )
     return executions, requests
 
@@ -516,10 +519,12 @@ def verdict_query(spec: Spec, runs: str, rows: str | None = "true") -> str:
     return f"""
 WITH rq AS ({requests_sql}),
 answered AS (
-    SELECT run_id, execution_span_id, span_id, position, round, encoding, call_id FROM rq
+    SELECT run_id, execution_span_id, execution_call_index, span_id, position, round, encoding, call_id
+    FROM rq
     WHERE seen AND execution_span_id <> ''
     QUALIFY row_number() OVER (
-        PARTITION BY run_id, execution_span_id ORDER BY requested_at DESC NULLS FIRST, position DESC) = 1
+        PARTITION BY run_id, execution_span_id, execution_call_index
+        ORDER BY requested_at DESC NULLS FIRST, position DESC) = 1
 ),
 ex AS ({executions_sql}),
 ex_agg AS (SELECT ex.run_id, {execution_aggregates} FROM ex GROUP BY ex.run_id),

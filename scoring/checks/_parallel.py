@@ -32,12 +32,14 @@ def interval_rounds(calls: list[Execution]) -> list[list[Execution]]:
     return rounds
 
 
-def request_rounds(calls: list[Execution], round_of: dict[str, tuple[int, str]]) -> list[list[Execution]]:
+def request_rounds(
+    calls: list[Execution], round_of: dict[tuple[str, int], tuple[int, str]]
+) -> list[list[Execution]]:
     """Calls grouped by the chat span that requested them (a run's traces each number their rounds
     from 1, so the chat span, not the number, identifies a round), in round order."""
     grouped: dict[tuple[int, str], list[Execution]] = {}
     for call in calls:
-        grouped.setdefault(round_of[call.span_id], []).append(call)
+        grouped.setdefault(round_of[call.key], []).append(call)
     return [grouped[key] for key in sorted(grouped)]
 
 
@@ -50,7 +52,7 @@ def parallel(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     calls = [e for e in evidence.clean if e.tool_name in wanted]
     missing = [t for t in dict.fromkeys(tools) if not any(c.tool_name == t for c in calls)]
     round_of = rounds_of(evidence)
-    unanswered = sum(1 for c in calls if c.span_id not in round_of)
+    unanswered = sum(1 for c in calls if c.key not in round_of)
     if calls and not unanswered:
         source, rounds = "requests", request_rounds(calls, round_of)
         how = "rounds from the chat spans that requested them"

@@ -46,22 +46,22 @@ def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:
 RoundKey = tuple[int, str]  # (round, chat span): a run's traces each number their rounds from 1
 
 
-def rounds_of(evidence: Scoped) -> dict[str, RoundKey]:
-    """The round of each execution that answered a captured request, by the execution's span id."""
+def rounds_of(evidence: Scoped) -> dict[tuple[str, int], RoundKey]:
+    """The round of each execution that answered a captured request, by the execution's `key`."""
     return {
-        r.execution_span_id: (r.round, r.span_id)
+        key: (r.round, r.span_id)
         for r in evidence.requests
-        if r.execution_span_id and r.round is not None
+        if (key := r.execution_key) is not None and r.round is not None
     }
 
 
-def in_rounds(calls: list[Execution], round_of: dict[str, RoundKey]) -> list[list[Execution]]:
+def in_rounds(calls: list[Execution], round_of: dict[tuple[str, int], RoundKey]) -> list[list[Execution]]:
     """Calls (in start order) as the sequence strict mode compares: each round's calls side by side at
     the place of its first call; a call of no known round is a place of its own."""
     places: list[list[Execution]] = []
     open_rounds: dict[RoundKey, list[Execution]] = {}
     for call in calls:
-        key = round_of.get(call.span_id)
+        key = round_of.get(call.key)
         if key is None:
             places.append([call])
         elif key in open_rounds:

@@ -47,13 +47,13 @@ def _matched_by(execution: Execution, request: Request) -> str:
 
 def reconcile(evidence: Scoped) -> dict[str, Any]:
     """Each tool call of the (scoped) run: its state, and the request it answered if any."""
-    answered = {r.execution_span_id: r for r in evidence.requests if r.execution_span_id}
+    answered = {key: r for r in evidence.requests if (key := r.execution_key) is not None}
     counts = dict.fromkeys(STATES, 0)
     calls: list[dict[str, Any]] = []
     for execution in evidence.executions:
         state = _state(execution)
         counts[state] = counts.get(state, 0) + 1
-        request = answered.get(execution.span_id)
+        request = answered.get(execution.key)
         if request is None and state != "from_history":
             counts["executed_without_request"] += 1
         calls.append(

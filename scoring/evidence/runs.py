@@ -42,6 +42,8 @@ class Execution:
     # "tool", or "handoff": the framework handed the conversation to another agent through a tool call
     # (executions.kind); a spec sees handoffs only where it names them (scoring/judge/_scope.py).
     kind: str = TOOL
+    # Which of its span's calls this is (`executions.call_index`): 0 but where one span records several.
+    call_index: int = 0
     # The tool's result as stored (`executions.result`, JSON text), parsed only when a check reads it.
     # Compared by value (`result`), not text: the live path holds the text as the span carried it.
     result_text: str | None = field(default=None, compare=False)
@@ -51,6 +53,11 @@ class Execution:
         """(captured, value) of the result: JSON text is its value, any other text the string itself
         (as the store keeps it: a non-JSON result is stored as a JSON string)."""
         return result_value(self.result_text)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The execution's identity in its trace: (span id, call index); a request's `execution_key`."""
+        return self.span_id, self.call_index
 
     @property
     def clean(self) -> bool:
@@ -83,6 +90,14 @@ class Request:
     round: int | None = None  # one chat span's calls are one round (tool_requests.round)
     execution_span_id: str | None = None  # the execution that carried it out (matched by the collector)
     encoding: str | None = None  # gen_ai | openinference | openllmetry | text_json
+    execution_call_index: int | None = None  # which of that span's calls (tool_requests.execution_call_index)
+
+    @property
+    def execution_key(self) -> tuple[str, int] | None:
+        """The `Execution.key` of the execution that carried it out, or None."""
+        if self.execution_span_id is None:
+            return None
+        return self.execution_span_id, self.execution_call_index or 0
 
 
 @dataclass(slots=True)
@@ -199,9 +214,9 @@ def load_evidence(
     rows = connection.execute(
         "SELECT run_id, span_id, tool_name, arguments, arguments_raw, error, paused, from_history, "
         "duration_ms, agent_path, call_id, epoch_ns(start_time), epoch_ns(end_time), call_id_source, kind, "
-        "result::VARCHAR FROM executions "
+        "result::VARCHAR, call_index FROM executions "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
-        "ORDER BY start_time, span_id",
+        "ORDER BY start_time, span_id, call_index",
         [low, high, trace_ids],
     ).fetchall()
     for row in rows:
@@ -224,18 +239,19 @@ def load_evidence(
                     call_id_source=row[13],
                     kind=row[14],
                     result_text=row[15],
+                    call_index=row[16],
                 )
             )
     rows = connection.execute(
         "SELECT run_id, tool_name, call_id, execution_span_id IS NOT NULL, agent_path, span_id, position, "
-        "round, execution_span_id, encoding FROM tool_requests "
+        "round, execution_span_id, encoding, execution_call_index FROM tool_requests "
         "WHERE ingest_seq BETWEEN ? AND ? AND trace_id IN (SELECT unnest(?::VARCHAR[])) "
         "ORDER BY requested_at, position",
         [low, high, trace_ids],
     ).fetchall()
     for row in rows:
         if row[0] in requests:
-            requests[row[0]].append(Request(row[1], row[2], row[3], row[4], *row[5:10]))
+            requests[row[0]].append(Request(row[1], row[2], row[3], row[4], *row[5:11]))
     ranges = {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs}
     definitions = DefinitionLoader(connection, ranges)
     states = StateLoader(connection, ranges)

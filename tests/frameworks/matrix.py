@@ -79,12 +79,6 @@ CELLS: tuple[Cell, ...] = (
         "drive_smolagents.py",
         ("--scenario", "delegation"),
         "smolagents-openinference",
-        known_gap=(
-            "openinference-instrumentation-smolagents 0.1.43 records a managed agent's call only as the "
-            "member's AGENT span `weather_agent.run` (no TOOL span), so the leader's request "
-            "`weather_agent` is stored as requested and never executed (the member's own calls are "
-            "read right, under `coordinator/weather_agent`)"
-        ),
     ),
     Cell("llamaindex-openinference", "drive_llamaindex.py", (), "llamaindex-openinference"),
     Cell(
@@ -94,10 +88,13 @@ CELLS: tuple[Cell, ...] = (
         "llamaindex-openinference",
         known_gap=(
             "openinference-instrumentation-llama-index 4.6.1 records an `AgentWorkflow` as one CHAIN "
-            "`AgentWorkflow.run` whose steps are siblings: which agent runs a step shows only in the "
-            "Python repr of the `run_agent_step` span's input event (`current_agent_name='weather_agent'`), "
-            "never on or above a tool's span, so every execution is stored under `AgentWorkflow` (the "
-            "member's `get_weather` too, which `scope: leader` then counts)"
+            "`AgentWorkflow.run` (no agent named) whose steps are all its children, siblings: no span "
+            "attribute names an agent; which agent runs a step is only text inside the Python repr of the "
+            "event in the `setup_agent`/`run_agent_step` spans' `input.value` "
+            "(`current_agent_name='weather_agent'`), and a tool's `FunctionTool.acall` span (under "
+            "`AgentWorkflow.call_tool`) is tied to the step that asked for it only by the call id inside "
+            "those reprs (the step's `output.value` repr is cut short), so every execution is stored under "
+            "`AgentWorkflow`, the member's `get_weather` too, which `scope: leader` then counts"
         ),
     ),
     Cell(
@@ -182,12 +179,6 @@ CELLS: tuple[Cell, ...] = (
         "drive_crewai.py",
         ("--scenario", "delegation", "--mode", "wrappers"),
         "crewai-openinference",
-        known_gap=(
-            "openinference-instrumentation-crewai 1.1.21's wrappers open no span for the coworker a "
-            "delegation runs (they wrap `Task._execute_core`; `Delegate work to coworker` calls "
-            "`Agent.execute_task`), so the member's `get_weather` is stored under the leader "
-            "(`agent_path` `coordinator`) and `scope: leader` counts it"
-        ),
     ),
     Cell(
         "crewai-multiagent-openinference-events",
@@ -217,20 +208,14 @@ CELLS: tuple[Cell, ...] = (
         "haystack",
         known_gap=(
             "openinference-instrumentation-haystack 0.1.46 emits no span for a tool call on Haystack 3 "
-            "(its Agent runs tools outside any component), and its requests carry no call id"
+            "(its Agent runs tools outside any component, and the instrumentation wraps components): a "
+            "call's outcome appears only as a `ToolCallResult` repr among the next model call's input "
+            "messages (conversation history, with no time of its own, and absent for a call no model "
+            "call follows), so nothing is stored as executed and the model's requests stay unjoined"
         ),
     ),
     *(
-        Cell(
-            f"haystack2-{tracing}",
-            "drive_haystack.py",
-            ("--tracing", tracing),
-            "haystack2",
-            known_gap=(
-                "Haystack 2's ToolInvoker records a whole step's calls on one span (JSON natively, Python "
-                "reprs through OpenInference), and recognition reads one execution per span"
-            ),
-        )
+        Cell(f"haystack2-{tracing}", "drive_haystack.py", ("--tracing", tracing), "haystack2")
         for tracing in ("native", "openinference")
     ),
     Cell("autogen-native", "drive_autogen.py", ("--telemetry", "native", "--model", "replay"), "autogen"),
@@ -249,8 +234,10 @@ CELLS: tuple[Cell, ...] = (
         "autogen",
         known_gap=(
             "OpenInference's AutoGen tool span is OK when the tool raised (0.1.22 sets OK before it looks "
-            "at is_error), and with a model client it does not instrument (AutoGen's "
-            "ReplayChatCompletionClient) no LLM span reports the failure either: the trace does not say it"
+            "at is_error) and its `output.value` is the exception's text (`no seats left to Oslo`), as "
+            "a tool that returned that string would record; AutoGen's `is_error` reaches a span only in "
+            "the next LLM span's input, and with a model client OpenInference does not instrument "
+            "(AutoGen's ReplayChatCompletionClient) there is none: the trace does not say the tool failed"
         ),
     ),
     # AutoGen's own spans beside OpenInference's: each call is two nested spans, merged into one execution.

@@ -51,7 +51,7 @@ def _resolve(*spans: Span) -> Resolution:
     return resolve_trace(
         TRACE,
         {r.node.span_id: r.node for r in recognised},
-        [r.execution for r in recognised if r.execution is not None],
+        [e for r in recognised for e in r.executions],
         [request for r in recognised for request in r.requests],
     )
 
@@ -263,3 +263,120 @@ def test_an_agent_a_tool_ran_beside_it_is_a_member_of_the_tools_agent() -> None:
 def test_an_agent_of_another_name_beside_a_tool_stays_where_it_is() -> None:
     resolution = _beside_the_tool("booking_agent")
     assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "booking_agent"}
+
+
+# --- CrewAI: a coworker run by a delegation tool, named only by the tool's arguments --------------------
+
+CREWAI = "openinference.instrumentation.crewai"
+
+
+def _crewai_tool(span_id: str, parent: str, name: str, start: int, arguments: dict[str, Any]) -> Span:
+    return _span(
+        span_id,
+        parent,
+        f"{name}.run",
+        CREWAI,
+        start,
+        **{"openinference.span.kind": "TOOL", "tool.name": name, "input.value": json.dumps(arguments)},
+    )
+
+
+def _crew(coworker: str, question: str = "task") -> Resolution:
+    return _resolve(
+        _span("c", None, "Crew.kickoff", CREWAI, 0, **{"openinference.span.kind": "CHAIN"}),
+        _span(
+            "l",
+            "c",
+            "coordinator._execute_core",
+            CREWAI,
+            1,
+            **{"openinference.span.kind": "AGENT", "graph.node.id": "coordinator"},
+        ),
+        _crewai_tool(
+            "d",
+            "l",
+            "Delegate work to coworker",
+            2,
+            {question: "What is the weather in Paris?", "context": "", "coworker": coworker},
+        ),
+        _crewai_tool("w", "d", "get_weather", 3, {"city": "Paris"}),
+        _crewai_tool("b", "l", "book_flight", 4, {"destination": "Oslo"}),
+    )
+
+
+def test_a_crewai_coworker_runs_the_calls_below_its_delegation_and_the_delegation_is_the_leaders() -> None:
+    assert _paths(_crew("weather_agent")) == {
+        "Delegate work to coworker": "coordinator",
+        "get_weather": "coordinator/weather_agent",
+        "book_flight": "coordinator",
+    }
+    # `Ask question to coworker` takes a question; a list written as text runs its first agent.
+    assert _paths(_crew("[weather_agent, booker]", "question"))["get_weather"] == "coordinator/weather_agent"
+    assert {r.agent_name for r in _crew("weather_agent").runs} == {"coordinator"}
+
+
+def test_a_tool_whose_arguments_name_a_coworker_without_a_task_delegates_nothing() -> None:
+    """Only the delegation tools' own arguments (`coworker` beside `task` or `question`) name an agent."""
+    assert _paths(_crew("weather_agent", "topic"))["get_weather"] == "coordinator"
+
+
+# --- smolagents: a managed agent's call is only the member's own AGENT span -----------------------------
+
+SMOLAGENTS = "openinference.instrumentation.smolagents"
+
+
+def _smol_agent(span_id: str, parent: str | None, name: str, start: int, **attributes: Any) -> Span:
+    return _span(
+        span_id,
+        parent,
+        f"{name}.run",
+        SMOLAGENTS,
+        start,
+        **{"openinference.span.kind": "AGENT", "input.value": '{"task": "You are a managed agent"}'},
+        **attributes,
+    )
+
+
+def _smol_step(span_id: str, parent: str, start: int) -> Span:
+    return _span(span_id, parent, "Step 1", SMOLAGENTS, start, **{"openinference.span.kind": "CHAIN"})
+
+
+def _smol_request(span_id: str, parent: str, start: int, tool: str, arguments: str) -> Span:
+    prefix = "llm.output_messages.0.message"
+    return _span(
+        span_id,
+        parent,
+        "Model.generate",
+        SMOLAGENTS,
+        start,
+        **{
+            "openinference.span.kind": "LLM",
+            f"{prefix}.role": "assistant",
+            f"{prefix}.tool_calls.0.tool_call.id": "call_1",
+            f"{prefix}.tool_calls.0.tool_call.function.name": tool,
+            f"{prefix}.tool_calls.0.tool_call.function.arguments": arguments,
+        },
+    )
+
+
+def test_a_managed_agent_s_run_is_its_caller_s_call_of_it() -> None:
+    resolution = _resolve(
+        _smol_agent("l", None, "coordinator", 0),
+        _smol_step("s", "l", 1),
+        _smol_request("m", "s", 2, "weather_agent", '{"task": "Paris?"}'),
+        _smol_agent("w", "s", "weather_agent", 3, **{"output.value": "18°C"}),
+        _smol_step("ws", "w", 4),
+        _tool("t", "ws", "get_weather", 5, "{}"),
+    )
+    assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "coordinator/weather_agent"}
+    (call,) = [e for e in resolution.executions if e.execution.tool_name == "weather_agent"]
+    assert (call.call_id, call.call_id_source) == ("call_1", "request")
+    assert (call.arguments.value, call.arguments_source) == ({"task": "Paris?"}, "request")
+    assert call.execution.result == "18°C"
+    assert [r.execution_span_id for r in resolution.requests] == ["w"]
+    assert {r.agent_name for r in resolution.runs} == {"coordinator"}
+
+
+def test_an_agent_nobody_called_is_no_call() -> None:
+    resolution = _resolve(_smol_agent("l", None, "coordinator", 0), _smol_step("s", "l", 1))
+    assert resolution.executions == []

@@ -77,7 +77,7 @@ def test_a_round_interrupted_by_another_call_is_gathered_at_its_first_call() -> 
     # Two agents: the leader's round (a, b) and a member's call c that started between them.
     a, c, b = ex("a", at=(1, 2)), ex("c", at=(1.5, 2.5)), ex("b", at=(2, 3))
     requests = one_round(b, a, chat="leader-chat")
-    places = in_rounds([a, c, b], {a.span_id: (1, "leader-chat"), b.span_id: (1, "leader-chat")})
+    places = in_rounds([a, c, b], {a.key: (1, "leader-chat"), b.key: (1, "leader-chat")})
     assert [[e.tool_name for e in group] for group in places] == [["a", "b"], ["c"]]
     assert verdict(strict("b", "a", "c"), a, c, b, *requests).passed is True
     assert verdict(strict("c", "a", "b"), a, c, b, *requests).passed is False
