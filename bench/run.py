@@ -215,12 +215,22 @@ SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional:
 
 
 def _checkpoints(server: Tracescore) -> dict[str, float]:
-    """The server's timed checkpoints so far: each one holds every commit, so it shows in the lag's tail."""
+    """The server's timed checkpoints so far (each one holds commits, so it shows in the lag's tail), and
+    where its own share of the lag went: from a run's completion to its verdict being stored, and (where
+    the server reports it) to its verdict being handed to watchers, in ms (its most recent runs)."""
     samples = server.metrics()
-    return {
+    figures = {
         "checkpoints": float(samples.get("tracescore_checkpoints_total", "nan")),
         "checkpoint_seconds": float(samples.get("tracescore_checkpoint_seconds_total", "nan")),
     }
+    for key, metric in (
+        ("stored", "tracescore_scoring_lag_seconds"),
+        ("delivered", "tracescore_verdict_lag_seconds"),
+    ):
+        for q, name in (("0.5", "p50"), ("0.99", "p99")):
+            value = samples.get(f'{metric}{{quantile="{q}"}}')
+            figures[f"completion_to_{key}_{name}_ms"] = 1000 * float(value) if value else float("nan")
+    return figures
 
 
 def bench_verdict_lag(
