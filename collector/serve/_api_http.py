@@ -142,7 +142,7 @@ class HttpApi:
         return _json(await self._read(lambda c: queries.verdicts(c, **filters)))
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
-        """New verdicts as newline-delimited JSON, as they are stored (optionally the stored ones first)."""
+        """New verdicts as newline-delimited JSON, as they are judged (optionally the existing ones first)."""
         spec, run = request.query.get("spec") or None, request.query.get("run") or None
         existing = request.query.get("existing", "").lower() in ("1", "true", "yes")
         hub = self._services.hub

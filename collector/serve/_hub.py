@@ -29,7 +29,7 @@ def verdict_key(verdict: Verdict) -> Key:
 
 @dataclass(slots=True)
 class Live:
-    """A verdict as it is stored, with its JSON text (encoded once, shared by every watcher)."""
+    """A verdict, with the JSON text it is stored as (encoded once, shared by every watcher)."""
 
     verdict: Verdict
     text: str

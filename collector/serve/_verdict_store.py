@@ -49,6 +49,19 @@ class Delivered:
 Stored = Callable[[Delivered, bool], None]  # (what was delivered, whether it is now stored)
 
 
+def _test_delay_s() -> float:
+    text = os.environ.get(TEST_DELAY_ENV)
+    if not text:
+        return 0.0
+    try:
+        delay_s = max(0.0, float(text))
+    except ValueError:
+        log.error("%s=%r is not a number of seconds: ignored (it is for tests only)", TEST_DELAY_ENV, text)
+        return 0.0
+    log.warning("%s=%g: storing verdicts is held back (tests only)", TEST_DELAY_ENV, delay_s)
+    return delay_s
+
+
 class VerdictStore:
     def __init__(self, connection: duckdb.DuckDBPyConnection, on_stored: Stored) -> None:
         self._con = connection
@@ -58,9 +71,7 @@ class VerdictStore:
         self._unstored = 0
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tracescore-verdict-store", daemon=True)
-        self._delay_s = float(os.environ.get(TEST_DELAY_ENV) or 0)
-        if self._delay_s:
-            log.warning("%s=%g: storing verdicts is held back (tests only)", TEST_DELAY_ENV, self._delay_s)
+        self._delay_s = _test_delay_s()
 
     @property
     def unstored(self) -> int:

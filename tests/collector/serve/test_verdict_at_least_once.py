@@ -24,14 +24,14 @@ from tests.collector.serve.test_online import TOOL, WAIT_S, Agent, new_run_id, p
 
 SPECS = f"name: uses-cutoff\nexpected_tools: [{TOOL}]\n---\nname: strict-north\nexpected_tools: [{TOOL}]\n"
 RUNS = 3
+WATCH = (sys.executable, "-m", "collector.cli", "watch", "--format", "json")
 VERDICTS = RUNS * 2
 
 
 def _watch(db: Path, *extra: str) -> subprocess.Popen[str]:
     """`tracescore watch` for this many verdicts, printed as JSON."""
     return subprocess.Popen(
-        [sys.executable, "-m", "collector.cli", "watch", "--db", str(db), "--count", str(VERDICTS)]
-        + ["--timeout", str(WAIT_S), "--format", "json", *extra],
+        [*WATCH, "--db", str(db), "--count", str(VERDICTS), "--timeout", str(WAIT_S), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
