@@ -233,6 +233,26 @@ def _checkpoints(server: Tracescore) -> dict[str, float]:
     return figures
 
 
+def _completion_split(db: Path, arrived_unix: dict[str, float]) -> dict[str, float]:
+    """Every run's lag from its completion (`run_traces.completed_at`, stamped as the writer builds the
+    run's rows, before their commit) to its verdict reaching the watcher and to its verdict being
+    stored (`verdicts.scored_at`, stamped as the store begins): p50 / p99 in ms over all runs, to
+    split the lag from sending into what comes before completion (the ack, the grace period) and after."""
+    with duckdb.connect(str(db), read_only=True) as connection:
+        rows = connection.execute(
+            "SELECT r.trace_id, epoch_us(min(r.completed_at)) / 1e6, epoch_us(min(v.scored_at)) / 1e6 "
+            "FROM run_traces r JOIN verdicts v USING (run_id) GROUP BY r.trace_id"
+        ).fetchall()
+    to_watcher = [arrived_unix[t] - completed for t, completed, _ in rows if t in arrived_unix]
+    to_store = [stored - completed for _, completed, stored in rows]
+    return {
+        "completion_to_watcher_p50_ms": 1000 * _percentile(to_watcher, 0.5),
+        "completion_to_watcher_p99_ms": 1000 * _percentile(to_watcher, 0.99),
+        "completion_to_store_p50_ms": 1000 * _percentile(to_store, 0.5),
+        "completion_to_store_p99_ms": 1000 * _percentile(to_store, 0.99),
+    }
+
+
 def bench_verdict_lag(
     tool_spans_per_s: float, seconds: float, grace_s: float, concurrency: int
 ) -> dict[str, Any]:
@@ -261,12 +281,14 @@ def bench_verdict_lag(
         )
         checkpoints = _checkpoints(server)
         rss = server.stop()
+        split = _completion_split(server.db, result["verdict_arrived_unix"])
     lags = result["verdict_lag_s"]
     from_ack = result["verdict_lag_from_ack_s"]
     return {
         "tool_spans_per_s_offered": tool_spans_per_s,
         "seconds": seconds,
         **checkpoints,
+        **split,
         "tool_spans_per_s_achieved": result["tool_spans"] / result["elapsed_s"],
         "runs": traces,
         "verdicts_seen": result["verdicts"],
