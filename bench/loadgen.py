@@ -55,11 +55,16 @@ def _http_sender(url: str) -> Callable[[bytes], None]:
     return send
 
 
-def _watch(url: str, arrivals: dict[str, float], stop: threading.Event) -> None:
+def _watch(url: str, arrivals: dict[str, float], wall: dict[str, float], stop: threading.Event) -> None:
+    """Each run's first verdict: when it arrived (monotonic, and Unix time to compare with the server's
+    completion and storing times, which the database file keeps)."""
     with urllib.request.urlopen(url, timeout=600) as response:
         for line in response:
             if line.strip():
-                arrivals.setdefault(json.loads(line)["trace_id"], time.monotonic())
+                trace_id = json.loads(line)["trace_id"]
+                if trace_id not in arrivals:
+                    arrivals[trace_id] = time.monotonic()
+                    wall[trace_id] = time.time()
             if stop.is_set():
                 return
 
@@ -83,9 +88,10 @@ def main() -> None:
     sent_at = [0.0] * len(workload.requests)
     acked_at = [0.0] * len(workload.requests)
     arrivals: dict[str, float] = {}
+    arrivals_wall: dict[str, float] = {}
     stop = threading.Event()
     if args.watch:
-        threading.Thread(target=_watch, args=(args.watch, arrivals, stop), daemon=True).start()
+        threading.Thread(target=_watch, args=(args.watch, arrivals, arrivals_wall, stop), daemon=True).start()
         time.sleep(0.5)
     next_index = 0
     lock = threading.Lock()
@@ -135,6 +141,7 @@ def main() -> None:
         result["verdicts"] = len(arrivals)
         result["verdict_lag_s"] = [at - sent_at[index] for at, index in seen]
         result["verdict_lag_from_ack_s"] = [at - acked_at[index] for at, index in seen]
+        result["verdict_arrived_unix"] = dict(arrivals_wall)
     print(json.dumps(result))
 
 

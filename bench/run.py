@@ -215,11 +215,41 @@ SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional:
 
 
 def _checkpoints(server: Tracescore) -> dict[str, float]:
-    """The server's timed checkpoints so far: each one holds every commit, so it shows in the lag's tail."""
+    """The server's timed checkpoints so far (each one holds commits, so it shows in the lag's tail), and
+    where its own share of the lag went: from a run's completion to its verdict being stored, and (where
+    the server reports it) to its verdict being handed to watchers, in ms (its most recent runs)."""
     samples = server.metrics()
-    return {
+    figures = {
         "checkpoints": float(samples.get("tracescore_checkpoints_total", "nan")),
         "checkpoint_seconds": float(samples.get("tracescore_checkpoint_seconds_total", "nan")),
+    }
+    for key, metric in (
+        ("stored", "tracescore_scoring_lag_seconds"),
+        ("delivered", "tracescore_verdict_lag_seconds"),
+    ):
+        for q, name in (("0.5", "p50"), ("0.99", "p99")):
+            value = samples.get(f'{metric}{{quantile="{q}"}}')
+            figures[f"completion_to_{key}_{name}_ms"] = 1000 * float(value) if value else float("nan")
+    return figures
+
+
+def _completion_split(db: Path, arrived_unix: dict[str, float]) -> dict[str, float]:
+    """Every run's lag from its completion (`run_traces.completed_at`, stamped as the writer builds the
+    run's rows, before their commit) to its verdict reaching the watcher and to its verdict being
+    stored (`verdicts.scored_at`, stamped as the store begins): p50 / p99 in ms over all runs, to
+    split the lag from sending into what comes before completion (the ack, the grace period) and after."""
+    with duckdb.connect(str(db), read_only=True) as connection:
+        rows = connection.execute(
+            "SELECT r.trace_id, epoch_us(min(r.completed_at)) / 1e6, epoch_us(min(v.scored_at)) / 1e6 "
+            "FROM run_traces r JOIN verdicts v USING (run_id) GROUP BY r.trace_id"
+        ).fetchall()
+    to_watcher = [arrived_unix[t] - completed for t, completed, _ in rows if t in arrived_unix]
+    to_store = [stored - completed for _, completed, stored in rows]
+    return {
+        "completion_to_watcher_p50_ms": 1000 * _percentile(to_watcher, 0.5),
+        "completion_to_watcher_p99_ms": 1000 * _percentile(to_watcher, 0.99),
+        "completion_to_store_p50_ms": 1000 * _percentile(to_store, 0.5),
+        "completion_to_store_p99_ms": 1000 * _percentile(to_store, 0.99),
     }
 
 
@@ -251,12 +281,14 @@ def bench_verdict_lag(
         )
         checkpoints = _checkpoints(server)
         rss = server.stop()
+        split = _completion_split(server.db, result["verdict_arrived_unix"])
     lags = result["verdict_lag_s"]
     from_ack = result["verdict_lag_from_ack_s"]
     return {
         "tool_spans_per_s_offered": tool_spans_per_s,
         "seconds": seconds,
         **checkpoints,
+        **split,
         "tool_spans_per_s_achieved": result["tool_spans"] / result["elapsed_s"],
         "runs": traces,
         "verdicts_seen": result["verdicts"],

@@ -75,7 +75,7 @@ class _Sidecar:
         self.running: Running = asyncio.run_coroutine_threadsafe(start(settings), self._loop).result(60)
 
     def follow(self, *consumers: Callable[[Verdict], None]) -> None:
-        """Hand every verdict to the consumers as it is stored, until the sidecar stops."""
+        """Hand every verdict to the consumers as it is judged, until the sidecar stops."""
         subscription = self.running.services.hub.subscribe()
         while True:
             live = asyncio.run_coroutine_threadsafe(subscription.queue.get(), self._loop).result()

@@ -11,6 +11,7 @@ import grpc
 
 from collector.api.v1 import verdicts_pb2, verdicts_pb2_grpc
 from collector.serve import _queries as queries
+from collector.serve._hub import verdict_key
 from collector.serve._services import Services
 
 _TIMEOUT_S = 10.0
@@ -109,6 +110,8 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
         seen: set[tuple[str, str, int]] = set()
         try:
             if request.include_existing:
+                # Taken before the store is read: a verdict delivered and not yet stored is in one of them.
+                unstored = hub.unstored(request.spec, request.run_id)
                 rows = await self._read(
                     lambda c: queries.verdicts(
                         c, run=request.run_id or None, spec=request.spec or None, limit=None
@@ -117,6 +120,11 @@ class VerdictsService(verdicts_pb2_grpc.VerdictsServicer):
                 for row in rows:
                     seen.add((row["run_id"], row["spec"], row["run_version"]))
                     yield verdict_message(row)
+                for pending in unstored:
+                    key = verdict_key(pending.verdict)
+                    if key not in seen:
+                        seen.add(key)
+                        yield verdict_message(pending.verdict.to_dict())
             while True:
                 live = await subscription.queue.get()
                 if live is None:

@@ -16,6 +16,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from collector.serve import _queries as queries
+from collector.serve._hub import verdict_key
 from collector.serve._metrics import render_metrics
 from collector.serve._openapi import OPENAPI
 from collector.serve._services import Services
@@ -141,7 +142,7 @@ class HttpApi:
         return _json(await self._read(lambda c: queries.verdicts(c, **filters)))
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
-        """New verdicts as newline-delimited JSON, as they are stored (optionally the stored ones first)."""
+        """New verdicts as newline-delimited JSON, as they are judged (optionally the existing ones first)."""
         spec, run = request.query.get("spec") or None, request.query.get("run") or None
         existing = request.query.get("existing", "").lower() in ("1", "true", "yes")
         hub = self._services.hub
@@ -151,9 +152,16 @@ class HttpApi:
         seen: set[tuple[str, str, int]] = set()
         try:
             if existing:  # every stored match, not a first page: a watcher must not miss the ones between
+                # Taken before the store is read: a verdict delivered and not yet stored is in one of them.
+                unstored = hub.unstored(spec, run)
                 for row in await self._read(lambda c: queries.verdicts(c, run=run, spec=spec, limit=None)):
                     seen.add((row["run_id"], row["spec"], row["run_version"]))
                     await response.write(json.dumps(row, default=str).encode() + b"\n")
+                for pending in unstored:
+                    key = verdict_key(pending.verdict)
+                    if key not in seen:
+                        seen.add(key)
+                        await response.write(pending.text.encode() + b"\n")
             while True:
                 if subscription.overflowed and subscription.queue.empty():
                     # The hub dropped this watcher for falling behind: say so instead of going quiet.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -156,21 +157,28 @@ def render_metrics(services: Services) -> str:
         metric(
             "tracescore_runs_scored_total", "counter", "Runs scored online.", [("", online.stats.runs_scored)]
         )
-        lag = sorted(online.stats.lag_s)
-        samples = [
-            (f'{{quantile="{q}"}}', lag[min(len(lag) - 1, int(q * len(lag)))] if lag else 0.0)
-            for q in (0.5, 0.99)
-        ]
+        metric(
+            "tracescore_verdicts_unstored",
+            "gauge",
+            "Verdicts delivered to watchers and export, not stored yet.",
+            [("", online.unstored)],
+        )
         metric(
             "tracescore_scoring_lag_seconds",
             "summary",
             "From a run's completion to its stored verdict (the most recent runs).",
-            [*samples, ("_count", len(lag)), ("_sum", sum(lag))],
+            _summary(online.stats.lag_s),
+        )
+        metric(
+            "tracescore_verdict_lag_seconds",
+            "summary",
+            "From a run's completion to its verdict handed to watchers and export (the most recent runs).",
+            _summary(online.stats.delivery_lag_s),
         )
         metric(
             "tracescore_verdicts_total",
             "counter",
-            "Verdicts stored, by spec and label.",
+            "Verdicts delivered (and then stored), by spec and label.",
             [
                 (f'{{spec="{_label(spec)}",label="{label}"}}', count)
                 for (spec, label), count in sorted(online.stats.verdicts.items())
@@ -185,3 +193,13 @@ def render_metrics(services: Services) -> str:
     )
     metric("tracescore_watchers", "gauge", "Open verdict watch streams.", [("", services.hub.watchers)])
     return "\n".join(lines) + "\n"
+
+
+def _summary(values: Iterable[float]) -> list[tuple[str, float]]:
+    """Prometheus summary samples: the median and p99, count and sum."""
+    ordered = sorted(values)
+    samples = [
+        (f'{{quantile="{q}"}}', ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0)
+        for q in (0.5, 0.99)
+    ]
+    return [*samples, ("_count", len(ordered)), ("_sum", sum(ordered))]

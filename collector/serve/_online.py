@@ -4,9 +4,14 @@ select it, off the receive path, on its own thread and its own DuckDB connection
 A late span re-opens a run; when it completes again its version grows and a new verdict is stored
 beside the old one (verdicts are keyed on run, spec and run version), so the history stays queryable.
 
-At start, runs an earlier process completed but never scored (a crash between the two, or a server
-without specs) are looked up once (collector/serve/_catch_up.py) and scored in batches while no live run
-waits: live runs keep their latency, and a stop leaves the rest for the next start.
+A verdict never waits on storage: it is handed to watchers, the OTLP export and /metrics as soon as it
+is judged, and stored after, in batches, by collector/serve/_verdict_store.py.
+
+At start, runs an earlier process completed but never scored, or scored without the verdict reaching
+the store (a crash in between, or a server without specs), are looked up once
+(collector/serve/_catch_up.py) and scored in batches while no live run waits: live runs keep their
+latency, and a stop leaves the rest for the next start. Judged again from the same committed run, a
+verdict comes again under the same key: delivery is at least once (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from collector.serve._conversation_timer import ConversationTimer
 from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import VerdictExporter
+from collector.serve._verdict_store import Delivered, VerdictStore
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
 from collector.store.writer import CompletedTrace
-from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
+from scoring import Verdict, ensure_verdict_schema, score_evidence
 from scoring.evidence.conversations import complete_conversations, load_conversations
 from scoring.evidence.runs import Run, complete_runs, load_evidence
 from scoring.judge.conversation import score_conversation
@@ -50,6 +56,8 @@ class OnlineStats:
     caught_up: int = 0  # runs completed before this start, scored at it
     # Seconds from a run's completion (its commit) to its verdict being stored.
     lag_s: deque[float] = field(default_factory=lambda: deque(maxlen=_LAG_SAMPLES))
+    # Seconds from a run's completion to its verdict being handed to watchers, export and /metrics.
+    delivery_lag_s: deque[float] = field(default_factory=lambda: deque(maxlen=_LAG_SAMPLES))
 
 
 class OnlineScorer:
@@ -70,6 +78,7 @@ class OnlineScorer:
         self._pending = 0
         self._lock = threading.Lock()
         self.stats = OnlineStats()
+        self._store = VerdictStore(connection.cursor(), self._stored)
         # Conversations (runs sharing a conversation id) are judged after their last turn: see the timer.
         self._conversations = ConversationTimer(grace_s)
         # Runs completed before this moment were completed by an earlier process: only those can have
@@ -82,7 +91,13 @@ class OnlineScorer:
         """Completed traces waiting to be scored (the scoring backlog)."""
         return self._pending
 
+    @property
+    def unstored(self) -> int:
+        """Verdicts delivered and not stored yet (the storing backlog)."""
+        return self._store.unstored
+
     def start(self) -> None:
+        self._store.start()
         self._thread.start()
 
     def enqueue(self, completed: list[CompletedTrace]) -> None:
@@ -92,11 +107,12 @@ class OnlineScorer:
         self._queue.put((time.monotonic(), completed))
 
     def stop(self, timeout_s: float = 60.0) -> None:
-        """Finish scoring what is queued (in-flight scoring completes), then stop."""
+        """Finish scoring what is queued (in-flight scoring completes), store every verdict, then stop."""
         self._queue.put(None)
         self._thread.join(timeout_s)
         if self._thread.is_alive():
             log.error("scoring did not finish within %.0f s", timeout_s)
+        self._store.stop(timeout_s)
         self._con.close()
 
     def _run(self) -> None:
@@ -205,9 +221,7 @@ class OnlineScorer:
                         )
         try:
             if self.specs.specs:
-                verdicts = self._judge(list(live.values()))
-                now = time.monotonic()
-                self.stats.lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
+                self._judge(list(live.values()), completed_at)
         except Exception:
             self.stats.store_failures += 1
             log.exception("online scoring of %d run(s) failed; they stay unscored", len(completed_at))
@@ -215,7 +229,7 @@ class OnlineScorer:
             with self._lock:
                 self._pending -= traces
 
-    def _judge(self, runs: list[LiveRun]) -> list[Verdict]:
+    def _judge(self, runs: list[LiveRun], completed_at: dict[str, float]) -> None:
         """Runs within one trace are judged from what the writer handed over; runs over several traces
         are read back from the store, which holds all of them (complete ones only)."""
         spanning = spanning_other_traces(self._con, runs)
@@ -227,8 +241,10 @@ class OnlineScorer:
         verdicts: list[Verdict] = []
         for run_evidence in evidence:
             verdicts.extend(score_evidence(specs, run_evidence))
-        self._deliver([e.run for e in evidence], verdicts)
-        return verdicts
+        stamps: list[float | None] = [completed_at[v.run_id] for v in verdicts]
+        self._deliver([e.run for e in evidence], verdicts, stamps)
+        now = time.monotonic()
+        self.stats.delivery_lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
 
     def _has_turns(self) -> bool:
         return any(spec.turns is not None for spec in self.specs.specs)
@@ -248,16 +264,29 @@ class OnlineScorer:
             self.stats.store_failures += 1
             log.exception("scoring %d conversation(s) failed; `tracescore score` can", len(conversation_ids))
 
-    def _deliver(self, runs: list[Run], verdicts: list[Verdict]) -> None:
-        """Store, count, publish to watchers and export one batch's verdicts."""
+    def _deliver(
+        self, runs: list[Run], verdicts: list[Verdict], completed_at: list[float | None] | None = None
+    ) -> None:
+        """Count, publish to watchers and export one batch's verdicts at once; storing them follows on
+        the store's thread (`completed_at`: each verdict's run completion, for the stored lag)."""
         roots = {run.run_id: run.root_span_id for run in runs}
         texts = [verdict_json(v) for v in verdicts]  # once, for the store and every watcher
-        store_verdicts(self._con, verdicts, texts)
         self.stats.runs_scored += len(runs)
         for v in verdicts:
             self.stats.verdicts[(v.spec, v.label)] += 1
             self.stats.errors += v.label == "error"
         if self._hub is not None:
-            self._hub.publish(verdicts, texts)
+            self._hub.publish(verdicts, texts, unstored=True)
         if self._exporter is not None:
             self._exporter.export(verdicts, roots)
+        self._store.put(Delivered(verdicts, texts, completed_at or [None] * len(verdicts)))
+
+    def _stored(self, delivered: Delivered, stored: bool) -> None:
+        """On the store's thread, after its commit (or its failure)."""
+        if stored:
+            now = time.monotonic()
+            self.stats.lag_s.extend(now - at for at in delivered.completed_at if at is not None)
+        else:
+            self.stats.store_failures += 1
+        if self._hub is not None:
+            self._hub.stored(delivered.verdicts)

@@ -293,11 +293,15 @@ OPENAPI: dict[str, Any] = {
         },
         "/api/v1/verdicts/watch": {
             "get": {
-                "summary": "new verdicts as they are stored, one JSON object per line",
+                "summary": "new verdicts as they are judged (stored after), at least once, one JSON per line",
                 "parameters": [
                     _param("spec", "spec name"),
                     _param("run", "run id"),
-                    _param("existing", "true: first the stored verdicts that match", {"type": "boolean"}),
+                    _param(
+                        "existing",
+                        "true: first the verdicts that match already (stored or being stored)",
+                        {"type": "boolean"},
+                    ),
                 ],
                 "responses": {
                     "200": {

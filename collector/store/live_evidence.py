@@ -59,17 +59,26 @@ def live_runs(resolution: Resolution, version: int, min_seq: int, max_seq: int) 
     )
 
 
+_PROBE_IDS = 500
+
+
 def spanning_other_traces(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) -> set[str]:
     """The ids of these runs that also have stored rows in another trace: only the store holds them
-    whole. One probe of run_traces' run_id index for the batch."""
-    if not runs:
-        return set()
-    rows = connection.execute(
-        "SELECT DISTINCT w.run_id FROM (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS "
-        "trace_id) w JOIN run_traces ON run_traces.run_id = w.run_id WHERE run_traces.trace_id <> w.trace_id",
-        [[r.summary.run_id for r in runs], [r.summary.trace_id for r in runs]],
-    ).fetchall()
-    return {row[0] for row in rows}
+    whole. Probes of run_traces' run_id index, 500 ids each.
+
+    The ids go in as an IN list of parameters, which DuckDB answers from the index; joined from an
+    unnested list, as before, it scanned the whole table, on every verdict's path: with 500 k runs
+    stored, 5.8 ms against 24.9 ms a batch of 500 (`python -m bench.spanning_probe`)."""
+    own = {r.summary.run_id: r.summary.trace_id for r in runs}
+    ids = sorted(own)
+    spanning: set[str] = set()
+    for start in range(0, len(ids), _PROBE_IDS):
+        chunk = ids[start : start + _PROBE_IDS]
+        rows = connection.execute(
+            f"SELECT run_id, trace_id FROM run_traces WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
+        ).fetchall()
+        spanning.update(run_id for run_id, trace_id in rows if trace_id != own[run_id])
+    return spanning
 
 
 def _arguments(arguments: Arguments) -> tuple[object, bool]:

@@ -67,7 +67,8 @@ class VerdictsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchVerdicts(self, request, context):
-        """New verdicts as they are stored; a CI job can block on it until its run's verdict exists.
+        """New verdicts as they are judged (stored just after; at least once, keyed on run id, run version
+        and spec fingerprint); a CI job can block on it until its run's verdict exists.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -494,7 +494,7 @@ def test_verdicts_arrive_through_the_grpc_watch_stream_and_queries(live: Live) -
             (failing.run_id, "cutoff", "fail"),
         }
         assert [m.json for m in cutoff] == [m.json for m in streamed]
-        stored = by_run(verdicts(live.server, task=task))
+        stored = by_run(wait_verdicts(live.server, 2, task=task))  # stored just after their delivery
         for message in streamed:
             assert json.loads(message.json) == without_time(stored[message.run_id])
             assert message.trace_id == stored[message.run_id]["trace_id"]
@@ -592,7 +592,8 @@ def test_tracescore_watch_and_the_ndjson_stream_print_verdicts_as_they_arrive(li
         "pass",
         task,
     )
-    assert without_time(printed) == without_time(verdicts(live.server, run=passing_id)[0])
+    # Delivered first, stored just after (collector/serve/_verdict_store.py): wait for the stored copy.
+    assert without_time(printed) == without_time(wait_verdicts(live.server, 1, run=passing_id)[0])
 
     assert as_table.returncode == 1, err_table  # the verdict it waited for failed
     (row,) = out_table.splitlines()
@@ -604,7 +605,7 @@ def test_tracescore_watch_and_the_ndjson_stream_print_verdicts_as_they_arrive(li
     with urllib.request.urlopen(url, timeout=10) as stream:
         assert stream.headers.get_content_type() == "application/x-ndjson"
         first = json.loads(stream.readline())
-    assert without_time(first) == without_time(verdicts(live.server, run=failing_id)[0])
+    assert without_time(first) == without_time(wait_verdicts(live.server, 1, run=failing_id)[0])
     # Watchers that went away (the CLI exited, the stream was closed) are no longer subscribed.
     wait_for(lambda: watchers(live.server) == before, "the closed watchers unsubscribed", live.server)
 

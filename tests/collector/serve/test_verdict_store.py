@@ -1,0 +1,90 @@
+"""The verdict store: everything put is stored, in batches, after delivery; a failing store is reported
+(the verdicts' runs are judged again at the next start) and the thread goes on."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import duckdb
+
+from collector.serve._verdict_store import Delivered, VerdictStore
+from scoring import ensure_verdict_schema, verdict_from_dict
+from scoring.verdict.record import Verdict
+from scoring.verdict.table import verdict_json
+
+
+def _verdict(run: str, spec: str = "s") -> Verdict:
+    return verdict_from_dict(
+        {
+            "run_id": run,
+            "trace_id": "t",
+            "task": None,
+            "spec": spec,
+            "spec_fingerprint": "f",
+            "profile": "default",
+            "passed": True,
+            "value": 1.0,
+            "label": "pass",
+            "checks": [],
+            "missing_tools": [],
+            "additional_tools": [],
+            "failed_argument_checks": [],
+            "latency_violations": [],
+            "reason": None,
+            "run_version": 1,
+        }
+    )
+
+
+def _delivered(*runs: str) -> Delivered:
+    verdicts = [_verdict(r) for r in runs]
+    return Delivered(verdicts, [verdict_json(v) for v in verdicts], [None] * len(verdicts))
+
+
+class Reports:
+    """What the store reported: (run ids, stored?) per delivered batch."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[list[str], bool]] = []
+        self.any = threading.Event()
+
+    def __call__(self, delivered: Delivered, stored: bool) -> None:
+        self.seen.append(([v.run_id for v in delivered.verdicts], stored))
+        self.any.set()
+
+
+def test_every_delivered_verdict_is_stored_once_and_reported(tmp_path: Path) -> None:
+    connection = duckdb.connect(str(tmp_path / "store.duckdb"))
+    ensure_verdict_schema(connection)
+    reports = Reports()
+    store = VerdictStore(connection.cursor(), reports)
+    store.put(_delivered("a", "b"))
+    store.put(_delivered("c"))
+    store.put(_delivered())  # nothing to store: not even a report
+    store.start()
+    store.put(_delivered("a"))  # the same key again: replaces, never a second row
+    store.stop()
+    assert store.unstored == 0
+    assert sorted(r for runs, ok in reports.seen for r in runs if ok) == ["a", "a", "b", "c"]
+    assert connection.execute("SELECT run_id, count(*) FROM verdicts GROUP BY ALL ORDER BY 1").fetchall() == [
+        ("a", 1),
+        ("b", 1),
+        ("c", 1),
+    ]
+    connection.close()
+
+
+def test_a_failing_store_is_reported_and_the_next_one_still_runs(tmp_path: Path) -> None:
+    connection = duckdb.connect(str(tmp_path / "store.duckdb"))
+    reports = Reports()
+    store = VerdictStore(connection.cursor(), reports)
+    store.start()
+    store.put(_delivered("lost"))  # no verdicts table yet: the store fails
+    assert reports.any.wait(30)
+    ensure_verdict_schema(connection)
+    store.put(_delivered("kept"))
+    store.stop()
+    assert reports.seen == [(["lost"], False), (["kept"], True)]
+    assert connection.execute("SELECT run_id FROM verdicts").fetchall() == [("kept",)]
+    connection.close()
