@@ -16,7 +16,7 @@ from collections.abc import Callable
 import grpc
 
 from bench.stats import summary
-from bench.workload import SPANS_PER_REQUEST, build, cycled, cycled_trace_id
+from bench.workload import SPANS_PER_REQUEST, build, cycled, cycled_id
 
 # 256 runs of 6 spans fill exactly 3 requests of 512.
 RUNS_PER_WHOLE_REQUESTS = 256
@@ -94,7 +94,7 @@ class Requests:
     def roots(self, index: int) -> list[str]:
         """The runs whose root span (the last one the SDK exports) this request carries."""
         cycle, base = divmod(index, len(self.workload.requests))
-        return [cycled_trace_id(trace_id, cycle).hex() for trace_id in self._roots[base]]
+        return [cycled_id(trace_id, cycle).hex() for trace_id in self._roots[base]]
 
 
 def main() -> None:
