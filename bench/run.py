@@ -148,7 +148,8 @@ def bench_components(plan: Plan) -> dict[str, float]:
 
 def bench_limit(plan: Plan) -> dict[str, float]:
     workload = build(plan.traces, seed=1)
-    result = limit.measure(workload.requests)
+    # Best of three: one pass takes well under a second, so one busy moment on the machine would set it.
+    result = max((limit.measure(workload.requests) for _ in range(3)), key=lambda r: r["spans_per_s"])
     print(
         "limit (parse + execution columns + one Arrow insert and commit): "
         f"{result['spans_per_s']:,.0f} spans/s"
