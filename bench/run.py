@@ -72,14 +72,14 @@ class Plan:
         (checked against the step times every run prints and records)."""
         lag_runs = len(self.context_lag_rates) * (self.context_lag_s + 15)
         estimate = {
-            "components": 20 + self.components_traces * 0.01,
-            "limit": 5 + self.traces * 0.002,
+            "components": 2 + self.components_traces * 0.008,
+            "limit": 3 + self.traces * 0.0006,
             "ingest": 20 + self.traces * 6 / 10_000 + self.sustained_s,
             "lag": 20 + self.sustained_s + self.watch_wait_s + lag_runs,
-            "phoenix": 60 + self.phoenix_traces * 0.12,
+            "phoenix": 20 + self.phoenix_traces * 0.1,
             "history": 10 + sum(self.history_sizes) * 0.0001,
             "batch": 15 + self.batch_executions * 0.00012,
-            "specs": 15 + self.specs_runs * 0.004,
+            "specs": 5 + self.specs_runs * 0.003,
         }
         return {step: seconds for step, seconds in estimate.items() if step in self.steps}
 
