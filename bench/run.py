@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import components, limit, phoenix, score_batch, score_history, score_specs, targets
+from bench.plan import FULL, QUICK, STEPS, Plan
 from bench.servers import ROOT, Tracescore, loadgen
 from bench.workload import build
 
@@ -40,82 +41,6 @@ SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional:
 TOOL_SPANS_SHARE = 0.5  # three tool spans in every six (bench/workload.py)
 # Runs built by the load generator for a sustained run, repeated as new runs (bench/workload.cycled).
 SUSTAINED_BASE_TRACES = 10_240
-STEPS = ("components", "limit", "ingest", "lag", "phoenix", "history", "batch", "specs")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Sizes and durations of one run; `FULL` measures the targets as stated."""
-
-    quick: bool
-    components_traces: int
-    traces: int  # the full-rate load, 6 spans each
-    concurrency: int
-    sustained_s: float  # the half-rate ack run and the 5,000 tool spans/s verdict-lag run
-    lag_tool_spans_per_s: float
-    grace_s: float
-    # Exporters in the paced runs: one 512-span request in flight each, so 4 cannot offer 10 k spans/s
-    # once an answer takes over 200 ms.
-    paced_concurrency: int
-    context_lag_rates: tuple[float, ...]  # shorter verdict-lag runs at lower rates, for context
-    context_lag_s: float
-    watch_wait_s: float
-    phoenix_traces: int
-    history_sizes: tuple[int, ...]
-    batch_executions: int
-    specs_runs: int
-    specs: int
-    steps: tuple[str, ...] = STEPS
-
-    def estimated_s(self) -> dict[str, float]:
-        """Rough seconds each step takes on the project's 2-core machine with nothing else running
-        (checked against the step times every run prints and records)."""
-        lag_runs = len(self.context_lag_rates) * (self.context_lag_s + 15)
-        estimate = {
-            "components": 2 + self.components_traces * 0.008,
-            "limit": 3 + self.traces * 0.0006,
-            "ingest": 20 + self.traces * 6 / 10_000 + self.sustained_s,
-            "lag": 20 + self.sustained_s + self.watch_wait_s + lag_runs,
-            "phoenix": 20 + self.phoenix_traces * 0.1,
-            "history": 10 + sum(self.history_sizes) * 0.0001,
-            "batch": 15 + self.batch_executions * 0.00012,
-            "specs": 5 + self.specs_runs * 0.003,
-        }
-        return {step: seconds for step, seconds in estimate.items() if step in self.steps}
-
-
-FULL = Plan(
-    quick=False,
-    components_traces=3000,
-    traces=20_000,
-    concurrency=4,
-    sustained_s=300,
-    lag_tool_spans_per_s=5000,
-    grace_s=0.5,
-    paced_concurrency=8,
-    context_lag_rates=(1000, 2500),
-    context_lag_s=20,
-    watch_wait_s=60,
-    phoenix_traces=1000,
-    history_sizes=(1000, 100_000, 1_000_000),
-    batch_executions=1_000_000,
-    specs_runs=15_000,
-    specs=1000,
-)
-QUICK = replace(
-    FULL,
-    quick=True,
-    components_traces=500,
-    traces=4000,
-    sustained_s=20,
-    context_lag_rates=(),
-    watch_wait_s=15,
-    phoenix_traces=200,
-    history_sizes=(1000, 10_000),
-    batch_executions=60_000,
-    specs_runs=3000,
-    specs=200,
-)
 
 
 @dataclass
@@ -148,7 +73,7 @@ def bench_components(plan: Plan) -> dict[str, float]:
 
 def bench_limit(plan: Plan) -> dict[str, float]:
     workload = build(plan.traces, seed=1)
-    # Best of three: one pass takes well under a second, so one busy moment on the machine would set it.
+    # Best of three: one pass takes about a second, so one busy moment on the machine would set it.
     result = max((limit.measure(workload.requests) for _ in range(3)), key=lambda r: r["spans_per_s"])
     print(
         "limit (parse + execution columns + one Arrow insert and commit): "
@@ -159,8 +84,7 @@ def bench_limit(plan: Plan) -> dict[str, float]:
 
 def bench_ingest(plan: Plan) -> dict[str, Any]:
     """Default settings: full rate (unpaced) then half of it for `sustained_s`, in one server."""
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Tracescore(Path(tmp), [])
+    with tempfile.TemporaryDirectory() as tmp, Tracescore(Path(tmp), []) as server:
         grpc = ["--grpc", f"127.0.0.1:{server.grpc}"]
         full = loadgen(
             [*grpc, "--concurrency", str(plan.concurrency), "--traces", str(plan.traces), "--seed", "1"]
@@ -173,20 +97,19 @@ def bench_ingest(plan: Plan) -> dict[str, Any]:
             flush=True,
         )
         half_rate = full["spans_per_s"] / 2
+        paced = ["--spans-per-second", f"{half_rate:.0f}", "--seconds", str(plan.sustained_s)]
         half = loadgen(
             [
                 *grpc,
+                *paced,
                 "--concurrency",
                 str(plan.paced_concurrency),
                 "--traces",
                 str(SUSTAINED_BASE_TRACES),
-                "--spans-per-second",
-                f"{half_rate:.0f}",
-                "--seconds",
-                str(plan.sustained_s),
                 "--seed",
                 "2",
-            ]
+            ],
+            timeout_s=3 * plan.sustained_s + 600,
         )
         after = server.checkpoints()
         rss = server.stop()
@@ -194,8 +117,7 @@ def bench_ingest(plan: Plan) -> dict[str, Any]:
     checkpoints = (after["checkpoints"] or 0) - (before["checkpoints"] or 0)
     print(
         f"half rate over {plan.sustained_s:.0f} s: {half['sent_spans_per_s']:,.0f} of {half_rate:,.0f} "
-        "spans/s, "
-        f"ack p50 {_ms(half['ack_ms']['p50'])}, p99 {_ms(half['ack_ms']['p99'])}, "
+        f"spans/s, ack p50 {_ms(half['ack_ms']['p50'])}, p99 {_ms(half['ack_ms']['p99'])}, "
         f"checkpoints: {checkpoints:.0f}",
         flush=True,
     )
@@ -217,30 +139,33 @@ def _verdict_lag(plan: Plan, tool_spans_per_s: float, seconds: float) -> dict[st
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "spec.yaml"
         spec.write_text(SPEC)
-        server = Tracescore(Path(tmp), ["--grace-seconds", str(plan.grace_s), "--specs", str(spec)])
-        result = loadgen(
-            [
-                "--grpc",
-                f"127.0.0.1:{server.grpc}",
-                "--traces",
-                str(SUSTAINED_BASE_TRACES),
-                "--concurrency",
-                str(plan.paced_concurrency),
+        with Tracescore(Path(tmp), ["--grace-seconds", str(plan.grace_s), "--specs", str(spec)]) as server:
+            paced = [
                 "--spans-per-second",
                 f"{tool_spans_per_s / TOOL_SPANS_SHARE:.0f}",
                 "--seconds",
                 str(seconds),
-                "--watch",
-                f"http://127.0.0.1:{server.http}/api/v1/verdicts/watch",
-                "--watch-wait",
-                str(plan.watch_wait_s),
-                "--seed",
-                "3",
-            ],
-            timeout_s=3 * seconds + 600,
-        )
-        checkpoints = server.checkpoints()
-        rss = server.stop()
+            ]
+            result = loadgen(
+                [
+                    "--grpc",
+                    f"127.0.0.1:{server.grpc}",
+                    *paced,
+                    "--traces",
+                    str(SUSTAINED_BASE_TRACES),
+                    "--concurrency",
+                    str(plan.paced_concurrency),
+                    "--watch",
+                    f"http://127.0.0.1:{server.http}/api/v1/verdicts/watch",
+                    "--watch-wait",
+                    str(plan.watch_wait_s),
+                    "--seed",
+                    "3",
+                ],
+                timeout_s=3 * seconds + 600,
+            )
+            checkpoints = server.checkpoints()
+            rss = server.stop()
     result.update(checkpoints)
     achieved = result["sent_spans_per_s"] * TOOL_SPANS_SHARE
     lag, from_ack = result["verdict_lag_ms"], result["verdict_lag_from_ack_ms"]

@@ -189,12 +189,26 @@ class Tracescore:
         return tree_peak_rss_mb(self.process.pid)
 
     def stop(self) -> float:
-        """Stops the server (SIGTERM, as a pod is stopped); its peak RSS until then."""
+        """Stops the server (SIGTERM, as a pod is stopped; killed if it has not ended in 5 minutes);
+        its peak RSS until then."""
+        if self.process.poll() is not None:
+            return float("nan")
         rss = self.peak_rss_mb()
         self.process.send_signal(signal.SIGTERM)
-        self.process.wait(300)
+        try:
+            self.process.wait(300)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self.log.close()
         return rss
+
+    def __enter__(self) -> Tracescore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Stopped even when a measurement failed: no server outlives its step."""
+        self.stop()
 
     def count(self, table: str) -> int:
         with duckdb.connect(str(self.db), read_only=True) as connection:
