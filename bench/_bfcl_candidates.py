@@ -14,7 +14,8 @@ from typing import Any
 Call = dict[str, dict[str, Any]]
 Candidate = tuple[str, str | None, list[Call]]
 
-_FULL_WIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}
+_PRINTABLE = "".join(map(chr, range(0x21, 0x7F)))
+_FULL_WIDTH = str.maketrans(_PRINTABLE, "".join(chr(ord(c) + 0xFEE0) for c in _PRINTABLE))
 
 
 def _first(acceptable: list[Any]) -> tuple[bool, Any]:
@@ -61,7 +62,7 @@ def string_variants(text: str) -> Iterator[tuple[str, str]]:
     )
     yield "string:parentheses", f"({text})"
     yield "string:apostrophe", text + "'s"
-    yield "string:full-width", text.translate(str.maketrans(_FULL_WIDTH))
+    yield "string:full-width", text.translate(_FULL_WIDTH)
     yield "string:wrong", text + " zq"
 
 

@@ -118,7 +118,9 @@ def spec_for(
     return Spec.model_validate(data)
 
 
-def tracescore_passes(spec: Spec, output: list[Call]) -> bool:
+def tracescore_passes(spec: Spec, output: list[Call]) -> bool | None:
+    """Whether tracescore's judge passes `output` (None: it could not decide, which never agrees
+    with BFCL's yes or no)."""
     executions = tuple(
         Execution(
             span_id=f"{i:016x}",
@@ -176,7 +178,7 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=25, help="kinds of normalize: true divergence printed")
     args = parser.parse_args()
     data = _bfcl_data(args.bfcl_python)
-    rows: list[tuple[str, str, str, str | None, list[Call], bool, bool]] = []
+    rows: list[tuple[str, str, str, str | None, list[Call], bool | None, bool | None]] = []
     for category in CATEGORIES:
         for entry_id, functions, truth in _entries(data, category):
             spec = spec_for(category, entry_id, functions, truth)

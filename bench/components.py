@@ -136,16 +136,19 @@ def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     return {name: seconds * 1e6 / n for name, seconds in figures.items()}
 
 
+def report(figures: dict[str, float]) -> str:
+    width = max(map(len, figures))
+    lines = [f"{name:<{width}}  {micros:6.1f} µs/span" for name, micros in figures.items()]
+    total = sum(figures.values())
+    lines.append(f"{'total':<{width}}  {total:6.1f} µs/span  (≈ {1e6 / total:,.0f} spans/s on one core)")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=3000)
     args = parser.parse_args()
-    figures = measure(args.traces)
-    width = max(map(len, figures))
-    for name, micros in figures.items():
-        print(f"{name:<{width}}  {micros:6.1f} µs/span")
-    total = sum(figures.values())
-    print(f"{'total':<{width}}  {total:6.1f} µs/span  (≈ {1e6 / total:,.0f} spans/s on one core)")
+    print(report(measure(args.traces)))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Stored histories for the scoring benchmarks: tracescore databases of complete runs, written by SQL
 straight into the collector's schema (three executions and one request a run, in completion order with
-growing ingest_seq, as the writer stores them).
+growing ingest_seq, as the writer stores them). Each insert names the columns it fills: the others take
+their defaults, so a column added later (`executions.kind`, schema version 3) breaks nothing.
 
 `varied` adds what real histories hold, so that verdicts fail for every reason a spec can give:
 errored and paused calls, member agents' calls, arguments that differ or are not JSON, slow calls.
@@ -48,7 +49,9 @@ def build(path: Path, runs: int, *, varied: bool = False, tasks: int = 100) -> N
     # One trace per run, one group commit per 50 runs: ids are random like real trace ids.
     connection.execute(
         """
-        INSERT INTO run_traces
+        INSERT INTO run_traces (run_id, trace_id, root_span_id, task_id, service_name, agent_name,
+            session_id, start_time, end_time, n_spans, n_executions, n_requests, attributes, status, version,
+            completed_at, min_seq, max_seq)
         SELECT md5('run' || i) AS run_id, md5('trace' || i) AS trace_id, substr(md5('root' || i), 1, 16),
                'task-' || (i % ?), 'bench', 'agent', NULL,
                make_timestamp_ns(1700000000000000000 + i * 1000000000),
@@ -60,7 +63,10 @@ def build(path: Path, runs: int, *, varied: bool = False, tasks: int = 100) -> N
     )
     connection.execute(
         f"""
-        INSERT INTO executions
+        INSERT INTO executions (run_id, task_id, trace_id, span_id, parent_span_id, tool_name, call_id,
+            call_id_source, arguments, arguments_raw, arguments_error, arguments_source, result, error,
+            error_type, error_message, paused, pause_reason, from_history, start_time, end_time, duration_ms,
+            agent_path, agent_name, session_id, service_name, convention, scope_name, ingest_seq)
         SELECT md5('run' || i), 'task-' || (i % ?), md5('trace' || i),
                substr(md5('span' || i || '-' || j), 1, 16),
                substr(md5('root' || i), 1, 16), ['lookup', 'quote', 'notify'][j + 1], NULL, NULL,
@@ -78,7 +84,9 @@ def build(path: Path, runs: int, *, varied: bool = False, tasks: int = 100) -> N
     )
     connection.execute(
         """
-        INSERT INTO tool_requests
+        INSERT INTO tool_requests (run_id, task_id, trace_id, span_id, position, tool_name, call_id,
+            arguments, arguments_raw, arguments_error, round, requested_at, agent_path, encoding,
+            execution_span_id, ingest_seq)
         SELECT md5('run' || i), 'task-' || (i % ?), md5('trace' || i), substr(md5('chat' || i), 1, 16), 0,
                'lookup', NULL, '{"region":"north"}', NULL, NULL, 1,
                make_timestamp_ns(1700000000000000000 + i * 1000000000), 'agent', 'gen_ai',

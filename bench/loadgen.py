@@ -15,8 +15,11 @@ from collections.abc import Callable
 
 import grpc
 
-from bench.workload import build
+from bench.stats import summary
+from bench.workload import SPANS_PER_REQUEST, build, cycled, cycled_id
 
+# 256 runs of 6 spans fill exactly 3 requests of 512.
+RUNS_PER_WHOLE_REQUESTS = 256
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
@@ -55,47 +58,89 @@ def _http_sender(url: str) -> Callable[[bytes], None]:
     return send
 
 
-def _watch(url: str, arrivals: dict[str, float], wall: dict[str, float], stop: threading.Event) -> None:
-    """Each run's first verdict: when it arrived (monotonic, and Unix time to compare with the server's
-    completion and storing times, which the database file keeps)."""
+def _watch(url: str, arrivals: dict[str, float], stop: threading.Event) -> None:
     with urllib.request.urlopen(url, timeout=600) as response:
         for line in response:
             if line.strip():
-                trace_id = json.loads(line)["trace_id"]
-                if trace_id not in arrivals:
-                    arrivals[trace_id] = time.monotonic()
-                    wall[trace_id] = time.time()
+                arrivals.setdefault(json.loads(line)["trace_id"], time.monotonic())
             if stop.is_set():
                 return
+
+
+class Requests:
+    """The requests of one run, by index: the built workload, then (for a run of `--seconds`) the same
+    workload again as new runs (bench.workload.cycled) until the run has its share of spans."""
+
+    def __init__(self, traces: int, seed: int, total_spans: int | None) -> None:
+        if total_spans is not None:  # whole requests of whole runs, so every repetition is alike
+            traces = -(-traces // RUNS_PER_WHOLE_REQUESTS) * RUNS_PER_WHOLE_REQUESTS
+        self.workload = build(traces, seed)
+        base = len(self.workload.requests)
+        self.count = base if total_spans is None else -(-total_spans // SPANS_PER_REQUEST)
+        self._last_spans = self.workload.spans - SPANS_PER_REQUEST * (base - 1)
+        self._shift_ns = traces * 1_000_000_000  # the workload's runs start a second apart
+        self._roots: list[list[bytes]] = [[] for _ in range(base)]
+        for trace_id, index in self.workload.root_of_trace:
+            self._roots[index].append(trace_id)
+
+    def spans(self, index: int) -> int:
+        last = index % len(self.workload.requests) == len(self.workload.requests) - 1
+        return self._last_spans if last else SPANS_PER_REQUEST
+
+    def body(self, index: int) -> bytes:
+        cycle, base = divmod(index, len(self.workload.requests))
+        return cycled(self.workload.requests[base], cycle, cycle * self._shift_ns)
+
+    def roots(self, index: int) -> list[str]:
+        """The runs whose root span (the last one the SDK exports) this request carries."""
+        cycle, base = divmod(index, len(self.workload.requests))
+        return [cycled_id(trace_id, cycle).hex() for trace_id in self._roots[base]]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--grpc")
     parser.add_argument("--http")
-    parser.add_argument("--traces", type=int, required=True)
+    parser.add_argument(
+        "--traces", type=int, required=True, help="agent runs built (repeated as new runs for --seconds)"
+    )
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--spans-per-second", type=float, default=0.0, help="0: as fast as acks allow")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        help="offer --spans-per-second for this long (the built runs repeated as new runs); "
+        "without it, send the built runs once",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        help="send nothing new after this long (default with --seconds: 1.5 x --seconds + 60), so a "
+        "server slower than the offered rate ends the run with a lower achieved rate",
+    )
     parser.add_argument("--watch", help="verdict watch URL: measure verdict lag per run")
     parser.add_argument("--watch-wait", type=float, default=15.0)
     args = parser.parse_args()
+    if args.seconds and not args.spans_per_second:
+        parser.error("--seconds needs --spans-per-second")
+    total_spans = int(args.spans_per_second * args.seconds) if args.seconds else None
+    requests = Requests(args.traces, args.seed, total_spans)
+    max_seconds = args.max_seconds or (1.5 * args.seconds + 60 if args.seconds else None)
 
-    workload = build(args.traces, args.seed)
     send = _grpc_sender(args.grpc) if args.grpc else _http_sender(args.http)
-    interval = 512 / args.spans_per_second if args.spans_per_second else 0.0
-    latencies = [0.0] * len(workload.requests)
-    sent_at = [0.0] * len(workload.requests)
-    acked_at = [0.0] * len(workload.requests)
+    interval = SPANS_PER_REQUEST / args.spans_per_second if args.spans_per_second else 0.0
+    sent_at = [0.0] * requests.count
+    acked_at = [0.0] * requests.count
     arrivals: dict[str, float] = {}
-    arrivals_wall: dict[str, float] = {}
     stop = threading.Event()
     if args.watch:
-        threading.Thread(target=_watch, args=(args.watch, arrivals, arrivals_wall, stop), daemon=True).start()
+        threading.Thread(target=_watch, args=(args.watch, arrivals, stop), daemon=True).start()
         time.sleep(0.5)
     next_index = 0
     lock = threading.Lock()
     started = time.monotonic()
+    deadline = started + max_seconds if max_seconds else float("inf")
 
     def worker() -> None:
         nonlocal next_index
@@ -103,17 +148,16 @@ def main() -> None:
             with lock:
                 index = next_index
                 next_index += 1
-            if index >= len(workload.requests):
+            if index >= requests.count or time.monotonic() > deadline:
                 return
+            body = requests.body(index)
             if interval:
-                due = started + index * interval
-                delay = due - time.monotonic()
+                delay = started + index * interval - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
             sent_at[index] = time.monotonic()
-            send(workload.requests[index])
+            send(body)
             acked_at[index] = time.monotonic()
-            latencies[index] = acked_at[index] - sent_at[index]
 
     threads = [threading.Thread(target=worker) for _ in range(args.concurrency)]
     for thread in threads:
@@ -121,27 +165,37 @@ def main() -> None:
     for thread in threads:
         thread.join()
     elapsed = time.monotonic() - started
+    done = [i for i in range(requests.count) if acked_at[i]]
+    spans = sum(requests.spans(i) for i in done)
     result: dict[str, object] = {
-        "requests": len(workload.requests),
-        "spans": workload.spans,
-        "tool_spans": workload.tool_spans,
+        "requests": len(done),
+        "requests_planned": requests.count,
+        "spans": spans,
+        "tool_spans": spans // 2,  # three tool spans in every six (bench/workload.py)
         "elapsed_s": elapsed,
-        "spans_per_s": workload.spans / elapsed,
-        "latencies_s": latencies,
+        "spans_per_s": spans / elapsed,
+        # Paced: the rate at which requests went out, which falls below the offered one only when the
+        # server holds them back (each exporter waits for its answer); the wait for the last answers,
+        # which a short run would count against the rate, is left out.
+        "sent_spans_per_s": spans / (max(sent_at[i] for i in done) - started + interval)
+        if interval
+        else None,
+        "ack_ms": summary([acked_at[i] - sent_at[i] for i in done], scale=1000),
     }
     if args.watch:
-        deadline = time.monotonic() + args.watch_wait
-        while len(arrivals) < workload.traces and time.monotonic() < deadline:
-            time.sleep(0.05)
-        stop.set()
         # From the moment the request carrying the run's last span (its root) was sent, as the target
         # is stated; from its acknowledgement too, which leaves out the time the request waited.
-        roots = workload.root_of_trace
-        seen = [(arrivals[tid.hex()], index) for tid, index in roots if tid.hex() in arrivals]
-        result["verdicts"] = len(arrivals)
-        result["verdict_lag_s"] = [at - sent_at[index] for at, index in seen]
-        result["verdict_lag_from_ack_s"] = [at - acked_at[index] for at, index in seen]
-        result["verdict_arrived_unix"] = dict(arrivals_wall)
+        runs = [(trace_id, i) for i in done for trace_id in requests.roots(i)]
+        wait_until = time.monotonic() + args.watch_wait
+        while len(arrivals) < len(runs) and time.monotonic() < wait_until:
+            time.sleep(0.05)
+        stop.set()
+        seen = [(arrivals[trace_id], i) for trace_id, i in runs if trace_id in arrivals]
+        missing = len(runs) - len(seen)
+        result["runs"] = len(runs)
+        result["verdicts"] = len(seen)
+        result["verdict_lag_ms"] = summary([at - sent_at[i] for at, i in seen], missing, scale=1000)
+        result["verdict_lag_from_ack_ms"] = summary([at - acked_at[i] for at, i in seen], missing, scale=1000)
     print(json.dumps(result))
 
 

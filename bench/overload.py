@@ -67,6 +67,7 @@ def _grpc_sender(
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     queue_spans = 2048  # BatchSpanProcessor's default max_queue_size
@@ -82,8 +83,9 @@ def _grpc_sender(
 
         def _initialize_channel_and_stub(self) -> None:
             """Counts every attempt's outcome (the exporter's log cannot: it drops repeated messages)."""
-            super()._initialize_channel_and_stub()
-            send = self._client.Export
+            super()._initialize_channel_and_stub()  # type: ignore[no-untyped-call]
+            client: Any = self._client  # the gRPC stub, None only before this call
+            send = client.Export
 
             def counted(*args: Any, **kwargs: Any) -> Any:
                 try:
@@ -96,7 +98,7 @@ def _grpc_sender(
                     attempts["OK"] += 1
                 return response
 
-            self._client.Export = counted
+            client.Export = counted
 
     template = ExportTraceServiceRequest()
     resource = template.resource_spans.add()
@@ -105,7 +107,8 @@ def _grpc_sender(
     scope.scope.name = "bench.overload"
     for i in range(batch):
         span = scope.spans.add()
-        span.kind, span.start_time_unix_nano, span.end_time_unix_nano = 1, START_NS + i, START_NS + i + 1_000
+        span.kind = Span.SPAN_KIND_INTERNAL
+        span.start_time_unix_nano, span.end_time_unix_nano = START_NS + i, START_NS + i + 1_000
         if padding:
             span.attributes.append(KeyValue(key="padding", value=AnyValue(string_value="x" * padding)))
 
@@ -193,7 +196,7 @@ def _http_sender(url: str, name: str, seconds: float, rate: float) -> dict[str, 
             return result
 
         def shutdown(self) -> None:
-            self.inner.shutdown()
+            self.inner.shutdown()  # type: ignore[no-untyped-call]
 
     provider = TracerProvider(resource=Resource.create({"service.name": "overload-http"}))
     provider.add_span_processor(

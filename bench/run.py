@@ -1,535 +1,338 @@
-"""The benchmark suite: `make bench` (or `.venv/bin/python -m bench.run`).
+"""The benchmark suite: `make bench` (or `.venv/bin/python -m bench.run`); `BENCH_QUICK=1` (or
+`--quick`) for a smoke run of a few minutes with short durations and small sizes.
 
-In one run, on this machine: the limit (bench/limit.py), tracescore end to end over gRPC with the
-server on both cores and the load generator pinned to core 1 (sustained acknowledged = committed rate,
-ack latency at full and at half rate, peak RSS), verdict lag under load with online scoring on, and,
-when installed (`make bench` puts `arize-phoenix` into $PHOENIX_VENV, default .venv-phoenix), Arize
-Phoenix on the same workload, measured until its database holds every span; then scoring: batch
-`tracescore score` over ~1 M stored executions (bench/score_batch.py), 1,000 specs against 1 on the same
-runs (bench/score_specs.py) and one run against 1 k, 100 k and 1 M runs of history
-(bench/score_history.py). Prints one table and writes
-bench/results/ingest.json.
+Measures every figure of issue 17's targets as the target states it, in one run on this machine:
+
+- the components profile (bench/components.py) and the limit (bench/limit.py);
+- `tracescore serve` with its default settings over real OTLP/gRPC: the acknowledged = committed rate
+  at full speed and the peak RSS over it, then half that rate offered for 5 minutes (ack latency,
+  checkpoints included);
+- verdict lag with online scoring on, 5,000 tool spans/s offered for 5 minutes (grace 0.5 s), and
+  short runs at lower rates for context;
+- the longest commit during a checkpoint, from the server's /metrics over the sustained runs;
+- Arize Phoenix on the same workload, when installed (`make bench` puts it into $PHOENIX_VENV);
+- batch scoring over ~1 M stored executions (bench/score_batch.py), 1,000 specs against 1 on the same
+  runs (bench/score_specs.py), one run against growing histories (bench/score_history.py).
+
+Ends with the targets table (bench/targets.py): figure, target, measured, met?; writes it with every
+detail to bench/results/targets.json and bench/results/details.json (bench/results/quick/ for quick
+runs). `--steps` runs some steps only; the table says "not measured" for the others.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import shutil
-import signal
-import socket
-import sqlite3
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from bench import limit, score_batch, score_history, score_specs
+from bench import components, limit, phoenix, score_batch, score_history, score_specs, targets
+from bench.plan import FULL, QUICK, STEPS, Plan
+from bench.servers import ROOT, Tracescore, loadgen
 from bench.workload import build
 
-ROOT = Path(__file__).resolve().parent.parent
-TASKSET = shutil.which("taskset")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# The servers (tracescore and Phoenix) may use both cores, as on a real 2-core host: tracescore's
-# decode workers are processes of their own. The load generator is pinned to core 1 and competes for
-# it (it used 6-8 % of a core at 10 k spans/s offered).
-SERVER_CORES = "0,1"
-LOADGEN_CORES = "1"
-
-
-def _pinned(cores: str, command: list[str]) -> list[str]:
-    return [TASKSET, "-c", cores, *command] if TASKSET else command
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on {port}")
-
-
-def _peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            found.extend([int(child), *_children(int(child))])
-    return found
-
-
-def _tree_peak_rss_mb(pid: int) -> float:
-    """The server's peak RSS plus its child processes' (decode workers, multiprocessing's tracker)."""
-    total = _peak_rss_mb(pid)
-    for child in _children(pid):
-        with contextlib.suppress(FileNotFoundError):  # it ended meanwhile
-            total += _peak_rss_mb(child)
-    return total
-
-
-def _percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else float("nan")
-
-
-def _loadgen(args: list[str]) -> dict[str, Any]:
-    output = subprocess.run(
-        _pinned(LOADGEN_CORES, [sys.executable, "-m", "bench.loadgen", *args]),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=1800,
-    )
-    return json.loads(output.stdout)
-
-
-class Tracescore:
-    def __init__(self, workdir: Path, extra: list[str]) -> None:
-        self.db = workdir / "bench.duckdb"
-        self.grpc, self.http = _free_port(), _free_port()
-        command = [
-            sys.executable,
-            "-m",
-            "collector.cli",
-            "serve",
-            "--db",
-            str(self.db),
-            "--grpc",
-            f"127.0.0.1:{self.grpc}",
-            "--http",
-            f"127.0.0.1:{self.http}",
-            *extra,
-        ]
-        self.log = (workdir / "serve.log").open("w")
-        self.process = subprocess.Popen(
-            _pinned(SERVER_CORES, command), cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT
-        )
-        _wait_listening(self.grpc, self.process)
-        _wait_listening(self.http, self.process)
-        self._wait_workers()
-
-    def _wait_workers(self, timeout_s: float = 60.0) -> None:
-        """Until the decode workers take requests (they start in the background)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            samples = self.metrics()
-            if (
-                samples.get("tracescore_decode_workers") == "0"
-                or samples.get("tracescore_decode_workers_ready") == "1"
-            ):
-                return
-            time.sleep(0.1)
-        raise TimeoutError("decode workers did not start")
-
-    def metrics(self) -> dict[str, str]:
-        """The server's /metrics samples, by name (with labels) as written."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.http}/metrics", timeout=10) as response:
-            lines = response.read().decode().splitlines()
-        return dict(line.rsplit(" ", 1) for line in lines if line[:1] != "#")
-
-    def stop(self) -> float:
-        rss = _tree_peak_rss_mb(self.process.pid)
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(300)
-        return rss
-
-    def count(self, table: str) -> int:
-        with duckdb.connect(str(self.db), read_only=True) as connection:
-            return int(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
-
-
-def bench_tracescore(traces: int, concurrency: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Tracescore(Path(tmp), ["--grace-seconds", "2"])
-        full = _loadgen(
-            [
-                "--grpc",
-                f"127.0.0.1:{server.grpc}",
-                "--traces",
-                str(traces),
-                "--concurrency",
-                str(concurrency),
-                "--seed",
-                "1",
-            ]
-        )
-        half_rate = full["spans_per_s"] / 2
-        half = _loadgen(
-            [
-                "--grpc",
-                f"127.0.0.1:{server.grpc}",
-                "--traces",
-                str(traces // 2),
-                "--concurrency",
-                str(concurrency),
-                "--spans-per-second",
-                f"{half_rate:.0f}",
-                "--seed",
-                "2",
-            ]
-        )
-        rss = server.stop()
-        stored = server.count("spans")
-        executions = server.count("executions")
-    sent = full["spans"] + half["spans"]
-    return {
-        "spans_sent": sent,
-        "spans_stored": stored,
-        "executions_stored": executions,
-        "ingest_spans_per_s": full["spans_per_s"],
-        "ack_p50_ms_full": 1000 * _percentile(full["latencies_s"], 0.5),
-        "ack_p99_ms_full": 1000 * _percentile(full["latencies_s"], 0.99),
-        "half_rate_spans_per_s": half["spans_per_s"],
-        "ack_p50_ms_half": 1000 * _percentile(half["latencies_s"], 0.5),
-        "ack_p99_ms_half": 1000 * _percentile(half["latencies_s"], 0.99),
-        "peak_rss_mb": rss,
-    }
-
-
+QUICK_ENV = "BENCH_QUICK"
 SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional: true\n"
+TOOL_SPANS_SHARE = 0.5  # three tool spans in every six (bench/workload.py)
+# Runs built by the load generator for a sustained run, repeated as new runs (bench/workload.cycled).
+SUSTAINED_BASE_TRACES = 10_240
 
 
-def _checkpoints(server: Tracescore) -> dict[str, float]:
-    """The server's timed checkpoints so far (each one holds commits, so it shows in the lag's tail), and
-    where its own share of the lag went: from a run's completion to its verdict being stored, and (where
-    the server reports it) to its verdict being handed to watchers, in ms (its most recent runs)."""
-    samples = server.metrics()
-    figures = {
-        "checkpoints": float(samples.get("tracescore_checkpoints_total", "nan")),
-        "checkpoint_seconds": float(samples.get("tracescore_checkpoint_seconds_total", "nan")),
-    }
-    for key, metric in (
-        ("stored", "tracescore_scoring_lag_seconds"),
-        ("delivered", "tracescore_verdict_lag_seconds"),
-    ):
-        for q, name in (("0.5", "p50"), ("0.99", "p99")):
-            value = samples.get(f'{metric}{{quantile="{q}"}}')
-            figures[f"completion_to_{key}_{name}_ms"] = 1000 * float(value) if value else float("nan")
+@dataclass
+class Results:
+    """Every figure of the run, by step, and how long each step took."""
+
+    plan: Plan
+    steps: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def run(self, step: str, work: Callable[[], Any]) -> None:
+        if step not in self.plan.steps:
+            return
+        print(f"\n== {step}", flush=True)
+        started = time.monotonic()
+        self.steps[step] = work()
+        self.seconds[step] = round(time.monotonic() - started, 1)
+        print(f"   ({self.seconds[step]:.0f} s)", flush=True)
+
+
+def _ms(value: float | None) -> str:
+    return "unknown (never came)" if value is None else f"{value:,.0f} ms"
+
+
+def bench_components(plan: Plan) -> dict[str, float]:
+    figures = components.measure(plan.components_traces)
+    print(components.report(figures), flush=True)
     return figures
 
 
-def _completion_split(db: Path, arrived_unix: dict[str, float]) -> dict[str, float]:
-    """Every run's lag from its completion (`run_traces.completed_at`, stamped as the writer builds the
-    run's rows, before their commit) to its verdict reaching the watcher and to its verdict being
-    stored (`verdicts.scored_at`, stamped as the store begins): p50 / p99 in ms over all runs, to
-    split the lag from sending into what comes before completion (the ack, the grace period) and after."""
-    with duckdb.connect(str(db), read_only=True) as connection:
-        rows = connection.execute(
-            "SELECT r.trace_id, epoch_us(min(r.completed_at)) / 1e6, epoch_us(min(v.scored_at)) / 1e6 "
-            "FROM run_traces r JOIN verdicts v USING (run_id) GROUP BY r.trace_id"
-        ).fetchall()
-    to_watcher = [arrived_unix[t] - completed for t, completed, _ in rows if t in arrived_unix]
-    to_store = [stored - completed for _, completed, stored in rows]
+def bench_limit(plan: Plan) -> dict[str, float]:
+    workload = build(plan.traces, seed=1)
+    # Best of three: one pass takes about a second, so one busy moment on the machine would set it.
+    result = max((limit.measure(workload.requests) for _ in range(3)), key=lambda r: r["spans_per_s"])
+    print(
+        "limit (parse + execution columns + one Arrow insert and commit): "
+        f"{result['spans_per_s']:,.0f} spans/s"
+    )
+    return result
+
+
+def bench_ingest(plan: Plan) -> dict[str, Any]:
+    """Default settings: full rate (unpaced) then half of it for `sustained_s`, in one server."""
+    with tempfile.TemporaryDirectory() as tmp, Tracescore(Path(tmp), []) as server:
+        grpc = ["--grpc", f"127.0.0.1:{server.grpc}"]
+        full = loadgen(
+            [*grpc, "--concurrency", str(plan.concurrency), "--traces", str(plan.traces), "--seed", "1"]
+        )
+        full_rss = server.peak_rss_mb()
+        before = server.checkpoints()
+        print(
+            f"full rate: {full['spans_per_s']:,.0f} spans/s acknowledged = committed, "
+            f"ack p99 {_ms(full['ack_ms']['p99'])}, peak RSS {full_rss:,.0f} MB",
+            flush=True,
+        )
+        half_rate = full["spans_per_s"] / 2
+        paced = ["--spans-per-second", f"{half_rate:.0f}", "--seconds", str(plan.sustained_s)]
+        half = loadgen(
+            [
+                *grpc,
+                *paced,
+                "--concurrency",
+                str(plan.paced_concurrency),
+                "--traces",
+                str(SUSTAINED_BASE_TRACES),
+                "--seed",
+                "2",
+            ],
+            timeout_s=3 * plan.sustained_s + 600,
+        )
+        after = server.checkpoints()
+        rss = server.stop()
+        stored = server.count("spans")
+    checkpoints = (after["checkpoints"] or 0) - (before["checkpoints"] or 0)
+    print(
+        f"half rate over {plan.sustained_s:.0f} s: {half['sent_spans_per_s']:,.0f} of {half_rate:,.0f} "
+        f"spans/s, ack p50 {_ms(half['ack_ms']['p50'])}, p99 {_ms(half['ack_ms']['p99'])}, "
+        f"checkpoints: {checkpoints:.0f}",
+        flush=True,
+    )
     return {
-        "completion_to_watcher_p50_ms": 1000 * _percentile(to_watcher, 0.5),
-        "completion_to_watcher_p99_ms": 1000 * _percentile(to_watcher, 0.99),
-        "completion_to_store_p50_ms": 1000 * _percentile(to_store, 0.5),
-        "completion_to_store_p99_ms": 1000 * _percentile(to_store, 0.99),
+        "full": full,
+        "full_peak_rss_mb": full_rss,
+        "half_rate_offered": half_rate,
+        "half": half,
+        "half_checkpoints": checkpoints,
+        "half_checkpoint_seconds": (after["checkpoint_seconds"] or 0) - (before["checkpoint_seconds"] or 0),
+        "longest_commit_during_checkpoint_ms": after["longest_commit_during_checkpoint_ms"],
+        "peak_rss_mb_after_half": rss,
+        "spans_sent": full["spans"] + half["spans"],
+        "spans_stored": stored,
     }
 
 
-def bench_verdict_lag(
-    tool_spans_per_s: float, seconds: float, grace_s: float, concurrency: int
-) -> dict[str, Any]:
-    spans_per_s = tool_spans_per_s * 6 / 3  # the workload has 3 tool spans in every 6
-    traces = int(spans_per_s * seconds / 6)
+def verdict_lag(plan: Plan, tool_spans_per_s: float, seconds: float) -> dict[str, Any]:
+    """Verdict lag at `tool_spans_per_s` offered for `seconds`, with the server's own split of it."""
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "spec.yaml"
         spec.write_text(SPEC)
-        server = Tracescore(Path(tmp), ["--grace-seconds", str(grace_s), "--specs", str(spec)])
-        watch = f"http://127.0.0.1:{server.http}/api/v1/verdicts/watch"
-        result = _loadgen(
-            [
-                "--grpc",
-                f"127.0.0.1:{server.grpc}",
-                "--traces",
-                str(traces),
-                "--concurrency",
-                str(concurrency),
+        with Tracescore(Path(tmp), ["--grace-seconds", str(plan.grace_s), "--specs", str(spec)]) as server:
+            paced = [
                 "--spans-per-second",
-                f"{spans_per_s:.0f}",
-                "--watch",
-                watch,
-                "--seed",
-                "3",
+                f"{tool_spans_per_s / TOOL_SPANS_SHARE:.0f}",
+                "--seconds",
+                str(seconds),
             ]
-        )
-        checkpoints = _checkpoints(server)
-        rss = server.stop()
-        split = _completion_split(server.db, result["verdict_arrived_unix"])
-    lags = result["verdict_lag_s"]
-    from_ack = result["verdict_lag_from_ack_s"]
-    return {
-        "tool_spans_per_s_offered": tool_spans_per_s,
-        "seconds": seconds,
-        **checkpoints,
-        **split,
-        "tool_spans_per_s_achieved": result["tool_spans"] / result["elapsed_s"],
-        "runs": traces,
-        "verdicts_seen": result["verdicts"],
-        "grace_s": grace_s,
-        "exporters": concurrency,
-        "verdict_lag_p50_ms": 1000 * _percentile(lags, 0.5),
-        "verdict_lag_p99_ms": 1000 * _percentile(lags, 0.99),
-        "verdict_lag_from_ack_p50_ms": 1000 * _percentile(from_ack, 0.5),
-        "verdict_lag_from_ack_p99_ms": 1000 * _percentile(from_ack, 0.99),
-        "peak_rss_mb": rss,
-    }
-
-
-def bench_phoenix(traces: int, venv: Path) -> dict[str, Any] | None:
-    phoenix = venv / "bin" / "phoenix"
-    if not phoenix.exists():
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        grpc_port, http_port = _free_port(), _free_port()
-        env = {
-            **os.environ,
-            "PHOENIX_WORKING_DIR": tmp,
-            "PHOENIX_PORT": str(http_port),
-            "PHOENIX_GRPC_PORT": str(grpc_port),
-            "PHOENIX_HOST": "127.0.0.1",
-        }
-        log = (Path(tmp) / "phoenix.log").open("w")
-        process = subprocess.Popen(
-            _pinned(SERVER_CORES, [str(phoenix), "serve"]), env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            _wait_listening(grpc_port, process, timeout_s=180)
-            started = time.monotonic()
-            sent = _loadgen(
+            result = loadgen(
                 [
                     "--grpc",
-                    f"127.0.0.1:{grpc_port}",
+                    f"127.0.0.1:{server.grpc}",
+                    *paced,
                     "--traces",
-                    str(traces),
+                    str(SUSTAINED_BASE_TRACES),
                     "--concurrency",
-                    "4",
+                    str(plan.paced_concurrency),
+                    "--watch",
+                    f"http://127.0.0.1:{server.http}/api/v1/verdicts/watch",
+                    "--watch-wait",
+                    str(plan.watch_wait_s),
                     "--seed",
-                    "4",
-                ]
+                    "3",
+                ],
+                timeout_s=3 * seconds + 600,
             )
-            database = Path(tmp) / "phoenix.db"
-            stored, deadline = 0, time.monotonic() + 1800
-            while time.monotonic() < deadline:
-                try:
-                    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5) as connection:
-                        stored = connection.execute("SELECT count(*) FROM spans").fetchone()[0]
-                except sqlite3.Error:
-                    stored = 0
-                if stored >= sent["spans"]:
-                    break
-                time.sleep(0.5)
-            elapsed = time.monotonic() - started
-            rss = _tree_peak_rss_mb(process.pid)
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            checkpoints = server.checkpoints()
+            split = server.verdict_lag_split()
+            rss = server.stop()
+    result.update(checkpoints)
+    result.update(split)
+    achieved = result["sent_spans_per_s"] * TOOL_SPANS_SHARE
+    lag, from_ack = result["verdict_lag_ms"], result["verdict_lag_from_ack_ms"]
+    print(
+        f"verdict lag over {seconds:.0f} s, {achieved:,.0f} of {tool_spans_per_s:,.0f} tool spans/s: "
+        f"p50 {_ms(lag['p50'])}, p99 {_ms(lag['p99'])} from sending (from the ack: p50 "
+        f"{_ms(from_ack['p50'])}, p99 {_ms(from_ack['p99'])}); {result['verdicts']:,} of {result['runs']:,} "
+        f"verdicts seen; checkpoints: {checkpoints['checkpoints']:.0f}",
+        flush=True,
+    )
     return {
-        "spans_sent": sent["spans"],
-        "spans_stored": stored,
-        "acknowledged_spans_per_s": sent["spans_per_s"],
-        "stored_spans_per_s": stored / elapsed,
+        "tool_spans_per_s_offered": tool_spans_per_s,
+        "tool_spans_per_s_achieved": achieved,
+        "seconds": seconds,
+        "grace_s": plan.grace_s,
+        "exporters": plan.paced_concurrency,
         "peak_rss_mb": rss,
+        **result,
     }
+
+
+def bench_lag(plan: Plan) -> dict[str, Any]:
+    context = [verdict_lag(plan, rate, plan.context_lag_s) for rate in plan.context_lag_rates]
+    return {"target": verdict_lag(plan, plan.lag_tool_spans_per_s, plan.sustained_s), "context": context}
+
+
+def bench_phoenix(plan: Plan, venv: Path) -> dict[str, Any] | None:
+    result = phoenix.measure(plan.phoenix_traces, venv)
+    if result is None:
+        print(f"Arize Phoenix is not installed in {venv} (`make bench` installs it)")
+    else:
+        print(
+            f"Arize Phoenix: {result['stored_spans_per_s']:,.0f} spans/s stored "
+            f"({result['acknowledged_spans_per_s']:,.0f} acknowledged), "
+            f"peak RSS {result['peak_rss_mb']:,.0f} MB"
+        )
+    return result
+
+
+def bench_specs(plan: Plan) -> dict[str, Any]:
+    result = score_specs.measure(plan.specs_runs, plan.specs)
+    for row in result["results"]:
+        print(f"{row['path']}: {row['ratio']:.2f}x wall, {row['cpu_ratio']:.2f}x CPU")
+    return result
+
+
+def bench_batch(plan: Plan) -> dict[str, Any]:
+    result = score_batch.measure(plan.batch_executions)
+    for row in result["results"]:
+        print(f"{row['path']}: {row['executions_per_s']:,} executions/s")
+    return result
+
+
+def measured(results: Results) -> targets.Measured:
+    """The figures the targets name, from what the steps returned."""
+    steps, plan = results.steps, results.plan
+    ingest, lag = steps.get("ingest"), steps.get("lag")
+    commits = [s.get("longest_commit_during_checkpoint_ms") for s in (ingest, lag and lag["target"]) if s]
+    known = [c for c in commits if c is not None]
+    ack = lag_run = None
+    if ingest:
+        half = ingest["half"]
+        ack = targets.Sustained(
+            offered_per_s=ingest["half_rate_offered"],
+            achieved_per_s=half["sent_spans_per_s"],
+            seconds=plan.sustained_s,
+            p99_ms=half["ack_ms"]["p99"],
+            checkpoints=ingest["half_checkpoints"],
+        )
+    if lag:
+        run = lag["target"]
+        lag_run = targets.Sustained(
+            offered_per_s=run["tool_spans_per_s_offered"],
+            achieved_per_s=run["tool_spans_per_s_achieved"],
+            seconds=run["seconds"],
+            p99_ms=run["verdict_lag_ms"]["p99"],
+            missing=run["verdict_lag_ms"]["missing"],
+            checkpoints=run["checkpoints"],
+        )
+    specs = steps.get("specs")
+    batch = steps.get("batch")
+    phoenix_run = steps.get("phoenix")
+    return targets.Measured(
+        limit_spans_per_s=steps["limit"]["spans_per_s"] if "limit" in steps else None,
+        ingest_spans_per_s=ingest["full"]["spans_per_s"] if ingest else None,
+        phoenix_stored_spans_per_s=phoenix_run["stored_spans_per_s"] if phoenix_run else None,
+        longest_commit_during_checkpoint_ms=max(known) if known else None,
+        grace_s=plan.grace_s,
+        verdict_lag=lag_run,
+        ack_half_rate=ack,
+        peak_rss_mb=ingest["full_peak_rss_mb"] if ingest else None,
+        batch_executions_per_s=(
+            next(r["executions_per_s"] for r in batch["results"] if r["path"] == "set-based: score + store")
+            if batch
+            else None
+        ),
+        specs=plan.specs,
+        # The plain list is the reference without the select index; `serve` and `score` use the others.
+        specs_ratios={r["path"]: r["ratio"] for r in specs["results"] if "no index" not in r["path"]}
+        if specs
+        else {},
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument(
-        "--traces", type=int, default=20_000, help="agent runs in the main load (6 spans each)"
-    )
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument(
-        "--lag-tool-spans-per-s",
-        default="1000,2500,5000",
-        help="offered rates for the verdict-lag runs (comma-separated; the target is at 5000)",
-    )
-    parser.add_argument("--lag-seconds", type=float, default=20)
-    parser.add_argument(
-        "--sustained-lag",
-        default="1000:75",
-        help="RATE:SECONDS of one longer verdict-lag run, long enough to contain the timed checkpoint "
-        "(every 60 s); empty to skip",
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--lag-concurrency",
-        type=int,
-        default=8,
-        help="exporters in the verdict-lag runs: each has one 512-span request in flight, so 4 cannot "
-        "offer 10 k spans/s once an answer takes over 200 ms",
+        "--quick",
+        action="store_true",
+        default=os.environ.get(QUICK_ENV, "") not in ("", "0"),
+        help=f"short durations and small sizes, a smoke run (also: {QUICK_ENV}=1)",
     )
-    parser.add_argument("--phoenix-traces", type=int, default=1000)
-    parser.add_argument("--history-sizes", default="1000,100000,1000000")
-    parser.add_argument("--batch-executions", type=int, default=1_000_000)
+    parser.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")
+    parser.add_argument("--sustained-seconds", type=float, help="override the sustained runs' duration")
     parser.add_argument(
         "--phoenix-venv", type=Path, default=Path(os.environ.get("PHOENIX_VENV", ROOT / ".venv-phoenix"))
     )
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ingest.json")
+    parser.add_argument("--out", type=Path, help="directory for the JSON (default bench/results[/quick])")
     args = parser.parse_args()
+    steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
+    unknown = sorted(set(steps) - set(STEPS))
+    if unknown:
+        parser.error(f"unknown steps {unknown}; the steps are {', '.join(STEPS)}")
+    plan = replace(QUICK if args.quick else FULL, steps=steps)
+    if args.sustained_seconds:
+        plan = replace(plan, sustained_s=args.sustained_seconds)
+    out = args.out or ROOT / "bench" / "results" / ("quick" if plan.quick else "")
 
-    workload = build(args.traces, seed=1)
+    estimate = plan.estimated_s()
+    kind = "QUICK run (short durations: not the targets' conditions)" if plan.quick else "full run"
     print(
-        f"workload: {args.traces} agent runs, {workload.spans} spans ({workload.tool_spans} tool spans) "
-        f"in {len(workload.requests)} requests of 512",
+        f"bench: {kind}, steps {', '.join(estimate)}; expected about {sum(estimate.values()) / 60:.0f} min "
+        f"on an otherwise idle 2-core machine",
         flush=True,
     )
-    limit_result = limit.measure(workload.requests)
-    print(
-        f"limit (parse + execution columns + one Arrow insert and commit per request): "
-        f"{limit_result['spans_per_s']:,.0f} spans/s",
-        flush=True,
-    )
-    ours = bench_tracescore(args.traces, args.concurrency)
-    print(f"tracescore: {ours['ingest_spans_per_s']:,.0f} spans/s acknowledged = committed", flush=True)
-    lags = []
-    runs = [(float(r), args.lag_seconds) for r in args.lag_tool_spans_per_s.split(",")]
-    if args.sustained_lag:
-        rate_text, seconds_text = args.sustained_lag.split(":")
-        runs.append((float(rate_text), float(seconds_text)))
-    for rate, seconds in runs:
-        lag = bench_verdict_lag(rate, seconds, grace_s=0.5, concurrency=args.lag_concurrency)
-        lags.append(lag)
-        print(
-            f"verdict lag over {seconds:.0f} s offered {rate:,.0f}, achieved "
-            f"{lag['tool_spans_per_s_achieved']:,.0f} tool spans/s: "
-            f"p50 {lag['verdict_lag_p50_ms']:.0f} ms, p99 {lag['verdict_lag_p99_ms']:.0f} ms from sending "
-            f"(p50 {lag['verdict_lag_from_ack_p50_ms']:.0f}, "
-            f"p99 {lag['verdict_lag_from_ack_p99_ms']:.0f} from the acknowledgement)",
-            flush=True,
-        )
-    phoenix = bench_phoenix(args.phoenix_traces, args.phoenix_venv)
-    print("scoring one run against growing histories:", flush=True)
-    history = score_history.measure([int(s) for s in args.history_sizes.split(",")])
-    print(f"batch scoring over {args.batch_executions:,} stored executions ...", flush=True)
-    batch = score_batch.measure(args.batch_executions)
-    print("scoring the same runs with 1 spec and with 1,000 specs ...", flush=True)
-    specs = score_specs.measure()
+    results = Results(plan)
+    results.run("components", lambda: bench_components(plan))
+    results.run("limit", lambda: bench_limit(plan))
+    results.run("ingest", lambda: bench_ingest(plan))
+    results.run("lag", lambda: bench_lag(plan))
+    results.run("phoenix", lambda: bench_phoenix(plan, args.phoenix_venv))
+    results.run("history", lambda: score_history.measure(list(plan.history_sizes)))
+    results.run("batch", lambda: bench_batch(plan))
+    results.run("specs", lambda: bench_specs(plan))
 
-    rows = [
-        ("limit: spans/s", f"{limit_result['spans_per_s']:,.0f}"),
-        ("tracescore ingest over gRPC: spans/s (acked = committed)", f"{ours['ingest_spans_per_s']:,.0f}"),
-        ("  fraction of the limit", f"{ours['ingest_spans_per_s'] / limit_result['spans_per_s']:.0%}"),
-        ("  spans sent / stored", f"{ours['spans_sent']:,} / {ours['spans_stored']:,}"),
-        (
-            "  ack latency p50 / p99 at full rate (ms)",
-            f"{ours['ack_p50_ms_full']:.1f} / {ours['ack_p99_ms_full']:.1f}",
-        ),
-        (
-            f"  ack latency p50 / p99 at half rate, {ours['half_rate_spans_per_s']:,.0f} spans/s (ms)",
-            f"{ours['ack_p50_ms_half']:.1f} / {ours['ack_p99_ms_half']:.1f}",
-        ),
-        ("  peak RSS, server + decode workers (MB)", f"{ours['peak_rss_mb']:.0f}"),
-    ]
-    for lag in lags:
-        rows += [
-            (
-                f"verdict lag p50 / p99 from sending (ms), grace {lag['grace_s']} s, tool spans/s offered "
-                f"{lag['tool_spans_per_s_offered']:,.0f}, achieved {lag['tool_spans_per_s_achieved']:,.0f}, "
-                f"{lag['exporters']} exporters",
-                f"{lag['verdict_lag_p50_ms']:.0f} / {lag['verdict_lag_p99_ms']:.0f}",
-            ),
-            (
-                "  from the acknowledgement p50 / p99 (ms)",
-                f"{lag['verdict_lag_from_ack_p50_ms']:.0f} / {lag['verdict_lag_from_ack_p99_ms']:.0f}",
-            ),
-            ("  verdicts seen / runs", f"{lag['verdicts_seen']} / {lag['runs']}"),
-            (
-                f"  over {lag['seconds']:.0f} s: timed checkpoints (every commit waits) / their seconds "
-                "(DuckDB's own, at 256 MB of WAL, are not counted)",
-                f"{lag['checkpoints']:.0f} / {lag['checkpoint_seconds']:.2f}",
-            ),
-        ]
-    if phoenix:
-        rows += [
-            (
-                "Arize Phoenix: stored spans/s (until its DB held every span)",
-                f"{phoenix['stored_spans_per_s']:,.0f}",
-            ),
-            ("  Phoenix acknowledged spans/s", f"{phoenix['acknowledged_spans_per_s']:,.0f}"),
-            (
-                "  tracescore / Phoenix (stored)",
-                f"{ours['ingest_spans_per_s'] / phoenix['stored_spans_per_s']:.0f}x",
-            ),
-            ("  Phoenix peak RSS (MB)", f"{phoenix['peak_rss_mb']:.0f}"),
-        ]
-    else:
-        rows.append(("Arize Phoenix", f"not installed in {args.phoenix_venv}"))
-    batch_rates = {r["path"]: r for r in batch["results"]}
-    rows += [
-        (
-            f"batch scoring over {batch['executions']:,} stored executions: executions/s",
-            "",
-        ),
-        *((f"  {path}", f"{r['executions_per_s']:,.0f}") for path, r in batch_rates.items()),
-        ("  set-based / Python judge", f"{batch['set_based_vs_python']}x"),
-        (
-            f"{specs['specs']:,} specs (a task each) vs 1 (every run), {specs['runs']:,} runs: time ratio",
-            "",
-        ),
-        *((f"  {r['path']}", f"{r['ratio']:.2f}x") for r in specs["results"]),
-        ("scoring one run, p50 / p99 (ms), by history size", ""),
-        *(
-            (
-                f"  {h['history_runs']:,} runs ({h['executions']:,} executions)",
-                f"{h['score_one_run_p50_ms']:.1f} / {h['score_one_run_p99_ms']:.1f}",
-            )
-            for h in history
-        ),
-        (
-            "  largest / smallest history, p50",
-            f"{history[-1]['score_one_run_p50_ms'] / history[0]['score_one_run_p50_ms']:.2f}x",
-        ),
-    ]
-    width = max(len(name) for name, _ in rows)
-    print()
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    ours.pop("latencies_s", None)
-    args.out.write_text(
-        json.dumps(
-            {
-                "limit": limit_result,
-                "tracescore": ours,
-                "verdict_lag": lags,
-                "phoenix": phoenix,
-                "batch_scoring": batch,
-                "specs_ratio": specs,
-                "score_one_run_by_history": history,
-            },
-            indent=2,
-        )
+    figures = measured(results)
+    table = targets.rows(figures)
+    print(f"\nTargets (issue 17){': QUICK run, not the targets conditions' if plan.quick else ''}\n")
+    print(targets.render(table, plan.quick))
+    total = sum(results.seconds.values())
+    print(
+        f"\n{total / 60:.1f} min in all ({', '.join(f'{k} {v:.0f} s' for k, v in results.seconds.items())})"
     )
-    print(f"\nwritten to {args.out}")
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {
+        **targets.as_json(table, figures, plan.quick),
+        "plan": asdict(plan),
+        "step_seconds": results.seconds,
+    }
+    (out / "targets.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "details.json").write_text(json.dumps(results.steps, indent=2) + "\n")
+    print(f"written to {out / 'targets.json'} and {out / 'details.json'}")
 
 
 if __name__ == "__main__":

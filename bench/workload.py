@@ -164,3 +164,33 @@ def build(traces: int, seed: int = 42) -> Workload:
     if count % SPANS_PER_REQUEST:
         requests.append(current.SerializeToString())
     return Workload(requests, count, tool_spans, traces, roots)
+
+
+def cycled_id(identifier: bytes, cycle: int) -> bytes:
+    """The trace or span id a workload's span has on its `cycle`-th repetition (the same on cycle 0)."""
+    tail = int.from_bytes(identifier[-4:], "big") ^ cycle
+    return identifier[:-4] + tail.to_bytes(4, "big")
+
+
+def cycled(body: bytes, cycle: int, shift_ns: int) -> bytes:
+    """One request of the workload as sent on its `cycle`-th repetition: trace and span ids changed by
+    `cycled_id` (a run is known by its agent span's id), times moved `shift_ns` later, conversation ids
+    made new. A sustained run repeats a workload built once as new runs: building 500 k runs would take
+    minutes and gigabytes."""
+    if not cycle:
+        return body
+    request = ExportTraceServiceRequest.FromString(body)
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                span.trace_id = cycled_id(span.trace_id, cycle)
+                span.span_id = cycled_id(span.span_id, cycle)
+                if span.parent_span_id:
+                    span.parent_span_id = cycled_id(span.parent_span_id, cycle)
+                span.start_time_unix_nano += shift_ns
+                span.end_time_unix_nano += shift_ns
+                if span.name.startswith("invoke_agent"):
+                    for attribute in span.attributes:
+                        if attribute.key == "gen_ai.conversation.id":
+                            attribute.value.string_value += f"-{cycle}"
+    return request.SerializeToString()
