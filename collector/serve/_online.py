@@ -60,8 +60,11 @@ class OnlineScorer:
         hub: VerdictHub | None = None,
         exporter: VerdictExporter | None = None,
         grace_s: float = 2.0,
+        verdicts_lock: threading.Lock | None = None,
     ) -> None:
         self._con = connection
+        # Held from a verdict's time stamp to its commit: the history export's horizon waits for it.
+        self._verdicts_lock = verdicts_lock or threading.Lock()
         self.specs = specs
         self._hub = hub
         self._exporter = exporter
@@ -252,7 +255,8 @@ class OnlineScorer:
         """Store, count, publish to watchers and export one batch's verdicts."""
         roots = {run.run_id: run.root_span_id for run in runs}
         texts = [verdict_json(v) for v in verdicts]  # once, for the store and every watcher
-        store_verdicts(self._con, verdicts, texts)
+        with self._verdicts_lock:
+            store_verdicts(self._con, verdicts, texts)
         self.stats.runs_scored += len(runs)
         for v in verdicts:
             self.stats.verdicts[(v.spec, v.label)] += 1

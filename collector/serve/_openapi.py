@@ -353,6 +353,32 @@ OPENAPI: dict[str, Any] = {
                 },
             }
         },
+        "/api/v1/export": {
+            "post": {
+                "summary": "one table of docs/export.md's layout for a time window, as an Arrow IPC stream "
+                "(`tracescore export` while the server runs; the client writes the Parquet files)",
+                "requestBody": _json_body(
+                    "the table and the window (spans by start, verdicts by their run's start)",
+                    {
+                        "type": "object",
+                        "required": ["table"],
+                        "properties": {
+                            "table": {"enum": ["otel_traces", "scores"]},
+                            "since": {"type": ["string", "null"], "format": "date-time"},
+                            "until": {"type": ["string", "null"], "format": "date-time"},
+                        },
+                    },
+                ),
+                "responses": {
+                    "200": {
+                        "description": "the rows, with the columns of docs/export.md",
+                        "content": {"application/vnd.apache.arrow.stream": {}},
+                    },
+                    "400": _ERROR,
+                    "500": _ERROR,
+                },
+            }
+        },
         "/api/v1/score": {
             "post": {
                 "summary": "score complete runs against the given specs (as `tracescore score`)",
