@@ -40,7 +40,7 @@ def send_runs(tracer: trace.Tracer, first: int, count: int) -> list[SpanContext]
     roots = []
     for i in range(first, first + count):
         with tracer.start_as_current_span(f"run{i}", attributes=AGENT) as root:
-            for name in (["lookup", "quote"] if i % 3 else ["quote"]):
+            for name in ["lookup", "quote"] if i % 3 else ["quote"]:
                 with tracer.start_as_current_span(f"run{i}-{name}", attributes=tool(name)):
                     pass
         roots.append(root.get_span_context())
@@ -191,3 +191,53 @@ def test_tracescore_export_works_while_serve_runs_and_after(tmp_path: Path) -> N
         assert rows == exported(tmp_path / "stopped", table, order)
         assert rows == stored(server.db, OTEL_TRACES if table == "otel_traces" else SCORES, order)
     assert not (tmp_path / "live" / "_tmp").exists()
+
+
+def _last_window(out: Path, table: str) -> tuple[int, list[Path]]:
+    """The watermark the newest window of a table starts after, and its files."""
+    files = list((out / table).rglob("*.parquet"))
+    after = max(int(file.name.rsplit("-", 2)[1]) for file in files)
+    return after, [file for file in files if int(file.name.rsplit("-", 2)[1]) == after]
+
+
+def test_a_window_renamed_into_place_but_not_committed_is_written_again_not_twice(tmp_path: Path) -> None:
+    """The state a SIGKILL between the rename and the watermark's commit leaves (the crash loop lands
+    there only by chance): the newest windows' files in place, the watermarks still before them, and
+    one more file of such a window in a partition the retry will not write (its rows since moved)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    out = tmp_path / "history"
+    args = ("--specs", str(spec), "--export-dir", str(out), "--export-every", "0.2")
+    server = ServeProcess(tmp_path / "sidecar.duckdb", extra_args=args)
+    for first in (0, 6):
+        server.start()
+        try:
+            tp = provider(server, "grpc", service="shop")
+            send_runs(tp.get_tracer("tests"), first, 6)
+            tp.force_flush()
+            tp.shutdown()
+            time.sleep(1.0)
+            assert server.stop() == 0, server.log()
+        finally:
+            server.kill()
+        if first:
+            break
+        spans_after, span_files = _last_window(out, "otel_traces")
+        scores_us, score_files = _last_window(out, "scores")
+        stale = out / "scores" / "date=1999-01-01" / "ServiceName=moved" / score_files[0].name
+        stale.parent.mkdir(parents=True)
+        stale.write_bytes(score_files[0].read_bytes())
+        with duckdb.connect(str(server.db)) as connection:
+            for key, value in (("export_spans_seq", spans_after), ("export_scores_us", scores_us)):
+                connection.execute("DELETE FROM tracescore_state WHERE key = ?", [key])
+                connection.execute("INSERT INTO tracescore_state VALUES (?, ?)", [key, value])
+        assert span_files and score_files
+
+    assert not stale.exists()
+    assert "removed 1 file(s) an interrupted export of this window left" in server.log()
+    spans = exported(out, "otel_traces", '"TraceId", "SpanId"')
+    assert spans == stored(server.db, OTEL_TRACES, '"TraceId", "SpanId"')
+    assert len(spans) == 12 + sum(2 if i % 3 else 1 for i in range(12))
+    scores = exported(out, "scores", SCORE_KEY)
+    assert scores == stored(server.db, SCORES, SCORE_KEY)
+    assert len(scores) == 12
