@@ -167,7 +167,7 @@ class HistoryExport:
         staging = self._staging_root() / f"{table}-{after}"
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            count = write_staged(rows, staging, name)
+            count = write_staged(rows, staging, name + "-{i}")
             files = publish(staging, self._out / table)
             if table in self._unsure:
                 removed = remove_stale(self._out / table, f"{name}-*.parquet", files)

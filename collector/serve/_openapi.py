@@ -1,6 +1,9 @@
 """The OpenAPI 3.1 description of the HTTP API, served at /api/v1/openapi.json.
 
 tests/collector/serve/test_online.py checks that every route the server registers is described here.
+
+Why this module is long: it is one document, data and no logic, one entry per route; split, a reader
+would have to assemble the API from several files to see it whole.
 """
 
 from __future__ import annotations

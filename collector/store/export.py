@@ -166,7 +166,7 @@ def export_rows(out: Path, rows: Callable[[str], pa.RecordBatchReader]) -> Expor
     files: list[Path] = []
     try:
         for table in TABLES:
-            counts[table] = write_staged(rows(table), staging / table, "part-" + uuid.uuid4().hex)
+            counts[table] = write_staged(rows(table), staging / table, "part-{uuid}")
         for table in TABLES:
             files += publish(staging / table, out / table)
     finally:

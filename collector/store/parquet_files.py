@@ -28,9 +28,10 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
         os.close(descriptor)
 
 
-def write_staged(rows: pa.RecordBatchReader, staging: Path, name: str) -> int:
-    """Write the stream under `staging` as `date=…/ServiceName=…/<name>-<i>.parquet`, synced; returns the
-    number of rows (no file at all for none)."""
+def write_staged(rows: pa.RecordBatchReader, staging: Path, pattern: str) -> int:
+    """Write the stream under `staging` as `date=…/ServiceName=…/<pattern>.parquet` (DuckDB's
+    FILENAME_PATTERN: `{i}` a file's number, `{uuid}` a random UUID), synced; returns the number of rows
+    (no file at all for none)."""
     staging.mkdir(parents=True, exist_ok=True)
     # One thread: the export runs beside ingest on a sidecar's few cores, and is never in a hurry.
     writer = duckdb.connect(config={"threads": 1})
@@ -39,7 +40,7 @@ def write_staged(rows: pa.RecordBatchReader, staging: Path, name: str) -> int:
         ((count,),) = writer.execute(
             f"COPY (SELECT * FROM export_rows) TO '{staging}' (FORMAT parquet, COMPRESSION zstd, "
             f"PARTITION_BY {PARTITIONS}, WRITE_PARTITION_COLUMNS true, "
-            f"FILENAME_PATTERN '{name}-{{i}}', OVERWRITE_OR_IGNORE)"
+            f"FILENAME_PATTERN '{pattern}', OVERWRITE_OR_IGNORE)"
         ).fetchall()
     finally:
         writer.close()
