@@ -110,6 +110,10 @@ def test_every_completed_row_is_exported_once_over_many_cycles(tmp_path: Path) -
                 roots += send_runs(tracer, burst * 4, 4)
                 tp.force_flush()
                 time.sleep(0.7)  # grace (0.3 s) and an export cycle or two
+            metrics = dict(line.rsplit(" ", 1) for line in _metrics(server).splitlines() if line[:1] != "#")
+            assert float(metrics['tracescore_history_exported_rows_total{table="otel_traces"}']) > 0
+            assert float(metrics['tracescore_history_exported_rows_total{table="scores"}']) > 0
+            assert float(metrics["tracescore_history_export_failures_total"]) == 0
             # A late span re-opens the first run: its spans so far are exported already.
             late = trace.set_span_in_context(NonRecordingSpan(roots[0]))
             with tracer.start_as_current_span("run0-late-lookup", context=late, attributes=tool("lookup")):
@@ -154,6 +158,11 @@ def _export(db: Path, out: Path, *more: str) -> subprocess.CompletedProcess[str]
         check=False,
         timeout=120,
     )
+
+
+def _metrics(server: ServeProcess) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=10) as response:
+        return str(response.read().decode())
 
 
 def _verdict_count(server: ServeProcess) -> int:
