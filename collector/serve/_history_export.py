@@ -36,7 +36,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from collector.store.export import scores_after, spans_after
+from collector.store.export import TRACES_FROM_ROWS, scores_after, spans_after
 from collector.store.parquet_files import publish, remove_stale, write_staged
 from collector.store.writer import STATE_REPLAY_FLOOR
 
@@ -129,7 +129,7 @@ class HistoryExport:
         if floor - 1 <= after:
             return False
         up_to = self._window_end(after, floor)
-        count = self._write("otel_traces", after, spans_after(self._cursor, after, up_to))
+        count = self._write("otel_traces", after, spans_after(self._cursor, after, up_to), TRACES_FROM_ROWS)
         self._set_state(STATE_SPANS, up_to)
         self.stats.spans += count
         return True
@@ -161,13 +161,16 @@ class HistoryExport:
         self._set_state(STATE_SCORES, _micros(horizon))
         self.stats.scores += count
 
-    def _write(self, table: str, after: int, rows: pa.RecordBatchReader) -> int:
+    def _write(self, table: str, after: int, rows: pa.RecordBatchReader, query: str | None = None) -> int:
         """One window's files, durable under their final names; the caller then moves the watermark."""
         name = f"part-{self._node}-{after}"
         staging = self._staging_root() / f"{table}-{after}"
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            count = write_staged(rows, staging, name + "-{i}")
+            pattern = name + "-{i}"
+            count = (
+                write_staged(rows, staging, pattern, query) if query else write_staged(rows, staging, pattern)
+            )
             files = publish(staging, self._out / table)
             if table in self._unsure:
                 removed = remove_stale(self._out / table, f"{name}-*.parquet", files)

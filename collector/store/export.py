@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from collector.store.database import DatabaseError, explain_open_error
-from collector.store.parquet_files import discard, publish, write_staged
+from collector.store.parquet_files import ROWS, discard, publish, write_staged
 
 # The Collector's ClickHouse exporter writes kinds and status codes as these words.
 _KIND = "['Unspecified', 'Internal', 'Server', 'Client', 'Producer', 'Consumer'][kind + 1]"
@@ -70,8 +70,15 @@ FROM spans
 """
 OTEL_TRACES = _TRACE_COLUMNS + "WHERE start_time >= ? AND start_time < ?\n"
 # `serve --export-dir`: the spans of a window of ingest sequence numbers (every one of them below the
-# writer's replay floor, so of completed traces only).
-SPANS_AFTER = _TRACE_COLUMNS + "WHERE ingest_seq > ? AND ingest_seq <= ?\n"
+# writer's replay floor, so of completed traces only), read as stored; the columns of the layout are
+# made from them where the files are written (`TRACES_FROM_ROWS`), by one thread of an instance of
+# its own, so the server's instance only scans.
+SPANS_AFTER = (
+    "SELECT start_time, trace_id, span_id, parent_span_id, trace_state, name, kind, service_name, "
+    "resource_attributes, scope_name, scope_version, attributes, end_time, status_code, status_message, "
+    "events, links FROM spans WHERE ingest_seq > ? AND ingest_seq <= ?"
+)
+TRACES_FROM_ROWS = _TRACE_COLUMNS.replace("FROM spans", f"FROM {ROWS}")
 
 _SCORE_COLUMNS = f"""
 SELECT

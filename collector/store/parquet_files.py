@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 PARTITIONS = '(date, "ServiceName")'
+ROWS = "export_rows"  # what the rows are called in the query that writes them
 
 
 def _fsync(path: Path, *, directory: bool = False) -> None:
@@ -28,17 +29,19 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
         os.close(descriptor)
 
 
-def write_staged(rows: pa.RecordBatchReader, staging: Path, pattern: str) -> int:
-    """Write the stream under `staging` as `date=…/ServiceName=…/<pattern>.parquet` (DuckDB's
-    FILENAME_PATTERN: `{i}` a file's number, `{uuid}` a random UUID), synced; returns the number of rows
-    (no file at all for none)."""
+def write_staged(
+    rows: pa.RecordBatchReader, staging: Path, pattern: str, query: str = f"SELECT * FROM {ROWS}"
+) -> int:
+    """Write the stream, selected by `query` (which reads it as `export_rows`), under `staging` as
+    `date=…/ServiceName=…/<pattern>.parquet` (DuckDB's FILENAME_PATTERN: `{i}` a file's number, `{uuid}` a
+    random UUID), synced; returns the number of rows (no file at all for none)."""
     staging.mkdir(parents=True, exist_ok=True)
     # One thread: the export runs beside ingest on a sidecar's few cores, and is never in a hurry.
     writer = duckdb.connect(config={"threads": 1})
     try:
-        writer.register("export_rows", rows)
+        writer.register(ROWS, rows)
         ((count,),) = writer.execute(
-            f"COPY (SELECT * FROM export_rows) TO '{staging}' (FORMAT parquet, COMPRESSION zstd, "
+            f"COPY ({query}) TO '{staging}' (FORMAT parquet, COMPRESSION zstd, "
             f"PARTITION_BY {PARTITIONS}, WRITE_PARTITION_COLUMNS true, "
             f"FILENAME_PATTERN '{pattern}', OVERWRITE_OR_IGNORE)"
         ).fetchall()
