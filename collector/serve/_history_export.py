@@ -24,7 +24,9 @@ attempt's rows may differ when the window's end moved), so no row is there twice
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import secrets
 import shutil
 import threading
@@ -48,6 +50,8 @@ STATE_SCORES = "export_scores_us"
 # Spans per window at most (~0.4 GB of Arrow at the 1.9 kB a span measured, bench/README.md, read as a
 # stream): a first export of a long history goes out in windows, each committed on its own.
 WINDOW_SPANS = 200_000
+# The export at a stop gives way after this long, so that a stop stays within its grace period.
+FINAL_CYCLE_S = 20.0
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -89,12 +93,12 @@ class HistoryExport:
         self._thread.start()
 
     def stop(self, timeout_s: float = 120.0) -> None:
-        """End the timer, then export what the stop completed and scored (the writer and online
-        scoring have stopped by now), then close the cursor."""
+        """End the timer (a window being written is finished), then export what the stop completed and
+        scored (the writer and online scoring have stopped by now), then close the cursor."""
         self._stop.set()
         self._thread.join(timeout_s)
         if not self._thread.is_alive():
-            self.cycle()
+            self.cycle(final=True)
         self._cursor.close()
 
     def _run(self) -> None:
@@ -102,12 +106,17 @@ class HistoryExport:
         while not self._stop.wait(self._every_s):
             self.cycle()
 
-    def cycle(self) -> None:
-        """Every window due now: spans up to the writer's floor, then verdicts up to now."""
+    def cycle(self, final: bool = False) -> None:
+        """Every window due now: spans up to the writer's floor, then verdicts up to now. A long
+        backlog (a first export of a long history) gives way to a stop between windows, and the last
+        cycle of a stop ends after FINAL_CYCLE_S: the watermarks keep the rest for the next start."""
         started = time.monotonic()
+        until = started + FINAL_CYCLE_S if final else math.inf
         try:
             while self._spans_window():
-                pass
+                if time.monotonic() >= until or (not final and self._stop.is_set()):
+                    log.info("history export: stopping between windows; the rest goes out at the next start")
+                    break
             self._scores_window()
         except Exception as exc:
             self.stats.failures += 1
@@ -179,6 +188,8 @@ class HistoryExport:
         finally:
             rows.close()
             shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                staging.parent.rmdir()  # this exporter's own staging directory, when empty
         self._unsure.discard(table)
         self.stats.files += len(files)
         self.stats.windows += 1
