@@ -31,6 +31,7 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -107,28 +108,40 @@ class HistoryExport:
             self.cycle()
 
     def cycle(self, final: bool = False) -> None:
-        """Every window due now: spans up to the writer's floor, then verdicts up to now. A long
-        backlog (a first export of a long history) gives way to a stop between windows, and the last
-        cycle of a stop ends after FINAL_CYCLE_S: the watermarks keep the rest for the next start."""
+        """Every window due now: spans up to the writer's floor, then verdicts up to now, each table on
+        its own (one failing does not hold the other). A long backlog (a first export of a long
+        history) gives way to a stop between windows, and the last cycle of a stop ends after
+        FINAL_CYCLE_S: the watermarks keep the rest for the next start."""
         started = time.monotonic()
         until = started + FINAL_CYCLE_S if final else math.inf
-        try:
+        with self._failing("otel_traces"):
             while self._spans_window():
                 if time.monotonic() >= until or (not final and self._stop.is_set()):
                     log.info("history export: stopping between windows; the rest goes out at the next start")
                     break
+        with self._failing("scores"):
             self._scores_window()
-        except Exception as exc:
-            self.stats.failures += 1
-            self.stats.last_error = str(exc)
-            self._unsure = {"otel_traces", "scores"}
-            log.warning(
-                "history export to %s failed (tried again in %g s): %s", self._out, self._every_s, exc
-            )
-            return
         took = time.monotonic() - started
         if took >= 1.0:
             log.info("history export cycle took %.1f s", took)
+
+    @contextlib.contextmanager
+    def _failing(self, table: str) -> Iterator[None]:
+        """A failure is logged and counted, and the table's next window starts by removing what this
+        attempt may have left (the watermark did not move)."""
+        try:
+            yield
+        except Exception as exc:
+            self.stats.failures += 1
+            self.stats.last_error = str(exc)
+            self._unsure.add(table)
+            log.warning(
+                "history export of %s to %s failed (tried again in %g s): %s",
+                table,
+                self._out,
+                self._every_s,
+                exc,
+            )
 
     # ---- windows -------------------------------------------------------------------------------
 

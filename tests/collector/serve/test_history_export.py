@@ -165,6 +165,11 @@ def _metrics(server: ServeProcess) -> str:
         return str(response.read().decode())
 
 
+def _failures(server: ServeProcess) -> float:
+    metrics = dict(line.rsplit(" ", 1) for line in _metrics(server).splitlines() if line[:1] != "#")
+    return float(metrics["tracescore_history_export_failures_total"])
+
+
 def _verdict_count(server: ServeProcess) -> int:
     url = f"http://127.0.0.1:{server.http_port}/api/v1/verdicts"
     with urllib.request.urlopen(url, timeout=10) as response:
@@ -250,3 +255,61 @@ def test_a_window_renamed_into_place_but_not_committed_is_written_again_not_twic
     scores = exported(out, "scores", SCORE_KEY)
     assert scores == stored(server.db, SCORES, SCORE_KEY)
     assert len(scores) == 12
+
+
+def test_an_export_that_fails_is_retried_and_serving_goes_on(tmp_path: Path) -> None:
+    """`otel_traces` made a plain file, so no window of spans can be published (as root too): the
+    cycles fail and say so, ingest and scoring go on, and once the path is free again every row goes
+    out once."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    out = tmp_path / "history"
+    server = ServeProcess(
+        tmp_path / "sidecar.duckdb",
+        extra_args=("--specs", str(spec), "--export-dir", str(out), "--export-every", "0.2"),
+    ).start()
+    try:
+        (out / "otel_traces").write_text("in the way")
+        tp = provider(server, "grpc", service="shop")
+        tracer = tp.get_tracer("tests")
+        send_runs(tracer, 0, 6)
+        tp.force_flush()
+        deadline = time.monotonic() + 30
+        while _verdict_count(server) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _verdict_count(server) == 6  # scoring went on
+        while _failures(server) == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _failures(server) > 0
+        (out / "otel_traces").unlink()
+        send_runs(tracer, 6, 6)
+        tp.force_flush()
+        tp.shutdown()
+        time.sleep(1.0)
+        assert server.stop() == 0, server.log()
+    finally:
+        server.kill()
+    assert "history export of otel_traces to" in server.log()
+    assert "failed (tried again in 0.2 s)" in server.log()
+    spans = exported(out, "otel_traces", '"TraceId", "SpanId"')
+    assert spans == stored(server.db, OTEL_TRACES, '"TraceId", "SpanId"')
+    assert len(spans) == 12 + sum(2 if i % 3 else 1 for i in range(12))
+    assert exported(out, "scores", SCORE_KEY) == stored(server.db, SCORES, SCORE_KEY)
+
+
+def test_an_export_dir_that_cannot_be_written_is_refused_at_start(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "collector.cli", "serve", "--db", str(tmp_path / "x.duckdb")),
+            *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--export-dir", str(blocker / "export")),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert f"--export-dir {blocker / 'export'}: cannot write there" in result.stderr
+    assert not (tmp_path / "x.duckdb").exists()
