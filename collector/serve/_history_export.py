@@ -174,7 +174,9 @@ class HistoryExport:
         if not self._has_verdicts():
             return
         with self._verdicts_lock:  # no verdict is between its time stamp and its commit now
-            horizon = datetime.now(UTC).replace(tzinfo=None)
+            # A verdict stamped once the lock is free may share this microsecond: the window ends one
+            # before it, so every later stamp is past the window and goes out in the next.
+            horizon = datetime.now(UTC).replace(tzinfo=None) - timedelta(microseconds=1)
         after_us = self._state(STATE_SCORES) or 0
         after = _EPOCH + timedelta(microseconds=after_us)
         if horizon <= after:
