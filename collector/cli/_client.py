@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from collector.store.database import DatabaseError
 
 
@@ -95,3 +97,32 @@ def stream(base: str, path: str, timeout_s: float | None) -> Iterator[dict[str, 
                 if "error" in item and "run_id" not in item:
                     raise ServerError(f"{base}{path}: {item['error']}")
                 yield item
+
+
+def arrow_stream(base: str, path: str, payload: Any) -> pa.RecordBatchReader:
+    """Rows from an endpoint that answers an Arrow IPC stream, read as they arrive."""
+    request = urllib.request.Request(
+        base + path,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", **_auth()},
+        method="POST",
+    )
+    try:
+        response = urllib.request.urlopen(request, timeout=330.0)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            raise ServerError(
+                f"{base}{path}: this server cannot export while it runs (older than this "
+                "tracescore); stop it and export from the file"
+            ) from exc
+        try:
+            message = json.loads(exc.read()).get("error", exc.reason)
+        except (json.JSONDecodeError, AttributeError):
+            message = exc.reason
+        raise ServerError(f"{base}{path}: {message}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise DatabaseError(f"cannot reach the tracescore server at {base}: {exc}") from exc
+    try:
+        return pa.ipc.open_stream(response)
+    except pa.ArrowInvalid as exc:
+        raise ServerError(f"{base}{path}: the answer is not an Arrow stream ({exc})") from exc

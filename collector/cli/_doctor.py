@@ -100,12 +100,30 @@ def _disk(db: Path) -> Finding:
     return Finding("ok", f"disk at {folder}", f"{free >> 30} GiB free")
 
 
+def _export_dir(directory: Path) -> Finding:
+    """Whether `--export-dir` can be written, without creating it: its nearest existing folder."""
+    folder = directory
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    label = f"export dir {directory}"
+    if not folder.is_dir():
+        return Finding("fail", label, f"{folder} is not a directory: give --export-dir a directory path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return Finding("fail", label, f"{folder} cannot be written by this user")
+    free = shutil.disk_usage(folder).free
+    return Finding(
+        "ok", label, f"writable; {free >> 30} GiB free (the export keeps every row: plan a retention)"
+    )
+
+
 def diagnose(settings: ServeSettings) -> list[Finding]:
     findings = list(_database(settings.db))
     serving = any("held by a running" in f.advice for f in findings)
     findings.append(_port("OTLP/gRPC", settings.grpc, serving))
     findings.append(_port("OTLP/HTTP", settings.http, serving))
     findings.append(_disk(settings.db))
+    if settings.export_dir is not None:
+        findings.append(_export_dir(settings.export_dir))
     for path in settings.specs:
         findings.append(
             Finding(

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from collector.cli import _clickhouse_commands as clickhouse
 from collector.cli import _scoring_commands as commands
@@ -59,20 +60,35 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from collector.cli._client import discover
-    from collector.store.export import export
+    """From the file, or, while a server holds it, from the server: it reads, this process writes."""
+    import duckdb
+    import pyarrow as pa
 
-    if discover(args.db, None) is not None:
-        raise UserError(
-            f"{args.db} is held by a running tracescore serve; export reads the file itself (its locked-down "
-            "SQL cannot write files): stop the server first, or export from a copy of the file"
-        )
-    result = export(args.db, args.out, args.since, args.until)
+    from collector.cli._client import arrow_stream, discover
+    from collector.store.export import export, export_rows
+
+    server = discover(args.db, args.server)
+    if server is None:
+        result = export(args.db, args.out, args.since, args.until)
+    else:
+        window = {"since": _iso(args.since), "until": _iso(args.until)}
+        try:
+            result = export_rows(
+                args.out, lambda table: arrow_stream(server, "/api/v1/export", {"table": table, **window})
+            )
+        except (pa.ArrowInvalid, OSError, duckdb.Error) as exc:  # the stream broke off: nothing published
+            raise ServerError(
+                f"{server}: the export stream ended early ({exc}); nothing was written"
+            ) from exc
     print(
         f"exported {result.spans} spans and {result.scores} verdicts in {len(result.files)} file(s) "
         f"under {args.out}"
     )
     return 0
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
 
 
 def _run_doctor(args: argparse.Namespace) -> int:

@@ -39,6 +39,16 @@ def _workers(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from exc
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def _serve_parser(sub: Subparsers) -> None:
     env = {s.name: s.env for s in SERVE_SETTINGS}
     p = sub.add_parser(
@@ -86,6 +96,20 @@ def _serve_parser(sub: Subparsers) -> None:
         dest="export_protocol",
         choices=("grpc", "http/protobuf"),
         help=f"protocol for --export-endpoint ({env['export_protocol']})",
+    )
+    p.add_argument(
+        "--export-dir",
+        dest="export_dir",
+        type=Path,
+        help="export the spans and verdicts of completed runs here as Parquet while serving, each row "
+        f"once, resuming after a crash (docs/export.md; {env['export_dir']})",
+    )
+    p.add_argument(
+        "--export-every",
+        dest="export_every",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"seconds between exports to --export-dir (default 300; {env['export_every']})",
     )
     p.add_argument(
         "--grace-seconds",
@@ -303,11 +327,15 @@ def _export_parser(sub: Subparsers) -> None:
         "export", help="write spans and verdicts as hive-partitioned Parquet (ClickHouse otel_traces columns)"
     )
     p.add_argument(
-        "--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file (serve must be stopped)"
+        "--db",
+        type=Path,
+        default=Path("tracescore.duckdb"),
+        help="DuckDB file; while a serve holds it, that server reads the rows and this command writes them",
     )
     p.add_argument(
         "--out", type=Path, required=True, help="directory; otel_traces/ and scores/ are added to it"
     )
+    p.add_argument("--server", help="a running tracescore's HTTP API, e.g. http://127.0.0.1:4318")
     p.add_argument("--since", type=iso_time, help="only spans that started at or after this time (ISO 8601)")
     p.add_argument("--until", type=iso_time, help="only spans that started before this time (ISO 8601)")
 

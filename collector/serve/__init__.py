@@ -3,11 +3,13 @@
 Owns: the server's assembly and orderly stop, its settings (flag, `TRACESCORE_*` variable, YAML key
 and default, declared once), online scoring on its own thread (including the catch-up of runs an
 earlier process completed but never scored), the spec files it reloads, the verdict hub that feeds
-watchers, the OTLP export of verdicts, and the HTTP and gRPC APIs (runs, verdicts, tasks, read-only
-SQL, `/metrics`, OpenAPI).
+watchers, the OTLP export of verdicts, the history export of completed runs as Parquet while serving
+(`--export-dir`), and the HTTP and gRPC APIs (runs, verdicts, tasks, read-only SQL, export windows for
+`tracescore export`, `/metrics`, OpenAPI).
 Takes in: `CompletedTrace`s from the store's writer.
 Hands on: verdicts, stored in the `verdicts` table, published to watchers (`tracescore watch`, the
-gRPC `WatchVerdicts` stream) and exported as OTLP (`gen_ai.evaluation.result` events and metrics).
+gRPC `WatchVerdicts` stream) and exported as OTLP (`gen_ai.evaluation.result` events and metrics);
+spans and verdicts as Parquet files (docs/export.md).
 
 Public:
 - `server`: `serve`, `start`, `stop`, `Running`, `BindError`, `PluginError`.
@@ -16,6 +18,7 @@ Public:
 - `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.
 
 Private: `_online` (the online scorer), `_conversation_timer` (when a conversation is due),
-`_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_services` (what the APIs may reach),
-`_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
+`_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_history_export` (`--export-dir`: windows,
+watermarks), `_export_stream` (an export window as an Arrow stream), `_services` (what the APIs may
+reach), `_api_http`, `_api_grpc`, `_queries`, `_openapi`, `_metrics`.
 """

@@ -1,7 +1,9 @@
 """The HTTP API beside `/v1/traces`: health, readiness, runs, verdicts, task aggregates, spec status,
-read-only SQL, scoring on demand (the CLI's `--server` mode), Prometheus metrics, OpenAPI.
+read-only SQL, scoring on demand (the CLI's `--server` mode), export windows, Prometheus metrics,
+OpenAPI.
 
-Every read runs on its own DuckDB cursor in a worker thread with a time limit.
+Every read runs on its own DuckDB cursor in a worker thread with a time limit; an export window streams
+for as long as its client reads (collector/serve/_export_stream.py).
 """
 
 from __future__ import annotations
@@ -9,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from collector.serve import _queries as queries
+from collector.serve._export_stream import stream_window
 from collector.serve._hub import verdict_key
 from collector.serve._metrics import render_metrics
 from collector.serve._openapi import OPENAPI
@@ -97,6 +100,7 @@ class HttpApi:
         app.router.add_post("/api/v1/sql", self.sql)
         app.router.add_post("/api/v1/score", self.score)
         app.router.add_post("/api/v1/report", self.report)
+        app.router.add_post("/api/v1/export", self.export)
 
     async def healthz(self, request: web.Request) -> web.Response:
         return _json({"status": "ok"})
@@ -252,7 +256,8 @@ class HttpApi:
         def score(cursor: Any) -> list[dict[str, Any]]:
             verdicts = list(score_runs(cursor, specs, run_id=run, task_id=task))
             if store:
-                store_verdicts(cursor, verdicts)
+                with self._services.verdicts_lock:  # the history export's horizon waits for it
+                    store_verdicts(cursor, verdicts)
             return [v.to_dict() for v in verdicts]
 
         try:
@@ -292,3 +297,19 @@ class HttpApi:
             return _problem(400, f"history_bucket: {exc}")
         except queries.QueryTimeout as exc:
             return _problem(504, str(exc))
+
+    async def export(self, request: web.Request) -> web.StreamResponse:
+        """One table of docs/export.md's layout for a time window, as an Arrow IPC stream: how
+        `tracescore export` exports while the server holds the file (the CLI writes the files)."""
+        payload = await self._payload(request)
+        if not isinstance(payload, dict) or payload.get("table") not in ("otel_traces", "scores"):
+            return _problem(400, 'expected {"table": "otel_traces" or "scores", "since": …, "until": …}')
+        window = []
+        for name in ("since", "until"):
+            value = payload.get(name)
+            try:
+                window.append(datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None)
+            except (AttributeError, ValueError):
+                return _problem(400, f"{name}: expected an ISO 8601 time")
+        moments = [w.astimezone(UTC).replace(tzinfo=None) if w and w.tzinfo else w for w in window]
+        return await stream_window(request, self._services.connection, payload["table"], *moments)

@@ -184,6 +184,20 @@ def render_metrics(services: Services) -> str:
                 for (spec, label), count in sorted(online.stats.verdicts.items())
             ],
         )
+    history = services.history
+    if history is not None:
+        metric(
+            "tracescore_history_exported_rows_total",
+            "counter",
+            "Rows written to --export-dir by this process, by table (each stored row goes out once).",
+            [('{table="otel_traces"}', history.stats.spans), ('{table="scores"}', history.stats.scores)],
+        )
+        metric(
+            "tracescore_history_export_failures_total",
+            "counter",
+            "History export cycles that failed (logged; tried again at the next cycle).",
+            [("", history.stats.failures)],
+        )
     specs = services.specs
     metric(
         "tracescore_spec_reload_failures_total",

@@ -68,8 +68,11 @@ class OnlineScorer:
         hub: VerdictHub | None = None,
         exporter: VerdictExporter | None = None,
         grace_s: float = 2.0,
+        verdicts_lock: threading.Lock | None = None,
     ) -> None:
         self._con = connection
+        # Held from a verdict's time stamp to its commit: the history export's horizon waits for it.
+        self._verdicts_lock = verdicts_lock or threading.Lock()
         self.specs = specs
         self._hub = hub
         self._exporter = exporter
@@ -78,7 +81,7 @@ class OnlineScorer:
         self._pending = 0
         self._lock = threading.Lock()
         self.stats = OnlineStats()
-        self._store = VerdictStore(connection.cursor(), self._stored)
+        self._store = VerdictStore(connection.cursor(), self._stored, self._verdicts_lock)
         # Conversations (runs sharing a conversation id) are judged after their last turn: see the timer.
         self._conversations = ConversationTimer(grace_s)
         # Runs completed before this moment were completed by an earlier process: only those can have

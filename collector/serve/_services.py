@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import duckdb
 
 from collector.receive.ingest import Ingest
+from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
 from collector.serve._spec_source import SpecSource
@@ -22,6 +24,9 @@ class Services:
     hub: VerdictHub
     online: OnlineScorer | None = None
     draining: bool = field(default=False)
+    # Held by every verdict store from its time stamp to its commit (the history export's horizon).
+    verdicts_lock: threading.Lock = field(default_factory=threading.Lock)
+    history: HistoryExport | None = None
 
     def not_ready_reason(self) -> str | None:
         if self.draining:

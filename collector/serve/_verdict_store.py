@@ -63,8 +63,15 @@ def _test_delay_s() -> float:
 
 
 class VerdictStore:
-    def __init__(self, connection: duckdb.DuckDBPyConnection, on_stored: Stored) -> None:
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        on_stored: Stored,
+        verdicts_lock: threading.Lock | None = None,
+    ) -> None:
         self._con = connection
+        # Held from a verdict's `scored_at` to its commit: the history export's horizon waits for it.
+        self._verdicts_lock = verdicts_lock or threading.Lock()
         self._on_stored = on_stored
         self._queue: queue.SimpleQueue[Delivered | None] = queue.SimpleQueue()
         self._stopping = threading.Event()
@@ -124,11 +131,12 @@ class VerdictStore:
     def _store(self, batch: list[Delivered], count: int) -> None:
         started = time.monotonic()
         try:
-            store_verdicts(
-                self._con,
-                [v for d in batch for v in d.verdicts],
-                [t for d in batch for t in d.texts],
-            )
+            with self._verdicts_lock:
+                store_verdicts(
+                    self._con,
+                    [v for d in batch for v in d.verdicts],
+                    [t for d in batch for t in d.texts],
+                )
             stored = True
         except Exception:
             stored = False

@@ -1,8 +1,9 @@
 """`tracescore serve`: the writer, online scoring, both receivers and the APIs, and an orderly stop.
 
 Stop order (SIGTERM/SIGINT): readiness fails and new OTLP requests get retryable refusals; the writer
-drains its queue and completes every open run; online scoring finishes those runs; watch streams get
-their last verdicts and end; the listeners close; the database is checkpointed and closed.
+drains its queue and completes every open run; online scoring finishes those runs; the history export
+(--export-dir) writes what they added; watch streams get their last verdicts and end; the listeners
+close; the database is checkpointed and closed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from collector.receive.otlp_http import build_app, start_http
 from collector.receive.security import Security, TokenInterceptor, http_middleware
 from collector.serve._api_grpc import add_api
 from collector.serve._api_http import HttpApi
+from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
@@ -36,7 +39,7 @@ from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
 from collector.serve.memory import MIB, MemoryGuard, budget
 from collector.serve.ports import bind_problem
-from collector.serve.settings import AUTO_WORKERS, ServeSettings
+from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.store.database import open_writer
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
@@ -100,6 +103,8 @@ async def start(settings: ServeSettings) -> Running:
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
+    if settings.export_dir is not None:
+        _check_export_dir(settings.export_dir)
     connection = open_writer(settings.db, memory_limit=f"{memory.duckdb_bytes}B" if memory else None)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
@@ -117,9 +122,22 @@ async def start(settings: ServeSettings) -> Running:
             export = None
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
+    verdicts_lock = threading.Lock()
     online = (
-        OnlineScorer(connection.cursor(), specs, hub, exporter, grace_s=settings.grace_seconds)
+        OnlineScorer(
+            connection.cursor(),
+            specs,
+            hub,
+            exporter,
+            grace_s=settings.grace_seconds,
+            verdicts_lock=verdicts_lock,
+        )
         if specs.paths or exporter
+        else None
+    )
+    history = (
+        HistoryExport(connection, settings.export_dir, settings.export_every, verdicts_lock)
+        if settings.export_dir is not None
         else None
     )
 
@@ -141,6 +159,8 @@ async def start(settings: ServeSettings) -> Running:
     if online is not None:
         online.start()
     writer.start()
+    if history is not None:
+        history.start()
     workers = auto_workers() if settings.decode_workers == AUTO_WORKERS else settings.decode_workers
     if memory is not None and memory.workers_allowed(workers) < workers:
         log.info(
@@ -160,7 +180,9 @@ async def start(settings: ServeSettings) -> Running:
         preparer=preparer,
         memory_check=MemoryGuard(memory).over if memory is not None else None,
     )
-    services = Services(connection, writer, ingest, specs, hub, online)
+    services = Services(
+        connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history
+    )
     security = Security(
         token=settings.auth_token or None,
         tls_cert=settings.tls_cert,
@@ -229,6 +251,20 @@ def _check_addresses(settings: ServeSettings) -> None:
             )
 
 
+def _check_export_dir(directory: Path) -> None:
+    """A directory the export cannot write would fail every cycle: refuse it at start instead."""
+    probe = directory / "_tmp" / f".probe-{os.getpid()}"
+    try:
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise SettingError(
+            f"--export-dir {directory}: cannot write there ({exc.strerror or exc}); give a directory this "
+            "user may write, or leave --export-dir out (TRACESCORE_EXPORT_DIR)"
+        ) from exc
+
+
 def _host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -239,6 +275,8 @@ def _stop_storage(services: Services, exporter: VerdictExporter | None) -> None:
     services.writer.stop()
     if services.online is not None:
         services.online.stop()
+    if services.history is not None:  # last: what the stop completed and scored goes out too
+        services.history.stop()
     if exporter is not None:
         exporter.shutdown()
 

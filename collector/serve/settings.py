@@ -121,6 +121,9 @@ class ServeSettings:
     plugins: tuple[str, ...] = ()
     export_endpoint: str = ""
     export_protocol: str = ""
+    # History out as Parquet while serving (docs/export.md, "Continuous export"); None: not at all.
+    export_dir: Path | None = None
+    export_every: float = 300.0
     log_format: str = "auto"
     log_level: str = "info"
     # The YAML file the settings were read from, if any (shown in logs and by `tracescore doctor`).
@@ -322,6 +325,21 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _protocol,
         "grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL, else grpc)",
         "grpc",
+    ),
+    Setting(
+        "export_dir",
+        "TRACESCORE_EXPORT_DIR",
+        Path,
+        "directory the spans and verdicts of completed runs are exported to as Parquet, continuously",
+        "/data/tracescore-export",
+        path=True,
+    ),
+    Setting(
+        "export_every",
+        "TRACESCORE_EXPORT_EVERY",
+        _positive_float,
+        "seconds between exports to --export-dir",
+        "300",
     ),
     Setting(
         "log_format",

@@ -16,11 +16,15 @@ Public:
 - `schema`: `SCHEMA_VERSION`, `create_schema_sql`, the tables and views.
 - `database`: `open_writer`, `open_reader`, `DatabaseError`, `explain_open_error`.
 - `rows`: `PreparedSpans`, `stamped`, `spans_table` and the other tables' Arrow rows.
-- `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`.
+- `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`,
+  `STATE_REPLAY_FLOOR` (the `tracescore_state` key below which every stored span's trace is complete).
 - `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
 - `sql`: `query_file`, `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`
   (read-only SQL).
-- `export`: `export` (`tracescore export`, hive-partitioned Parquet).
+- `export`: `export`, `export_rows`, `window_rows` (`tracescore export`, hive-partitioned Parquet), and
+  `spans_after`, `scores_after` (the windows of `serve --export-dir`).
+- `parquet_files`: `write_staged`, `publish`, `remove_stale`, `discard` (Parquet files that appear whole,
+  synced, under their final names).
 
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),

@@ -5,21 +5,26 @@ column names of the OpenTelemetry Collector's ClickHouse exporter (`otel_traces`
 `OUT/scores/date=…/ServiceName=…/part-<uuid>.parquet` for verdicts. Files are written under
 `OUT/_tmp/` and renamed into place, so a reader never sees a partial file; published files are never
 rewritten. DuckDB, ClickHouse (`file()`/`s3()`), Spark and DuckLake read them as they are.
+
+The rows of a window are read as Arrow streams (`window_rows`): from the file itself when no server
+holds it, or by a running server for its HTTP API (`tracescore export` while `serve` runs), and written
+here by the same code either way (`export_rows`). `serve --export-dir` reads by watermark instead
+(`spans_after`, `scores_after`; collector/serve/_history_export.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from collector.store.database import DatabaseError, explain_open_error
+from collector.store.parquet_files import ROWS, discard, publish, write_staged
 
 # The Collector's ClickHouse exporter writes kinds and status codes as these words.
 _KIND = "['Unspecified', 'Internal', 'Server', 'Client', 'Producer', 'Consumer'][kind + 1]"
@@ -28,7 +33,7 @@ _STATUS = "['Unset', 'Ok', 'Error'][status_code + 1]"
 _SERVICE = "regexp_replace(coalesce(service_name, 'unknown'), '[^A-Za-z0-9._-]', '_', 'g')"
 _MAP = "'\"MAP(VARCHAR, VARCHAR)\"'"
 
-OTEL_TRACES = f"""
+_TRACE_COLUMNS = f"""
 SELECT
     start_time AS "Timestamp",
     trace_id AS "TraceId",
@@ -62,10 +67,20 @@ SELECT
     attributes->>'gen_ai.conversation.id' AS gen_ai_conversation_id,
     CAST(start_time AS DATE) AS date
 FROM spans
-WHERE start_time >= ? AND start_time < ?
 """
+OTEL_TRACES = _TRACE_COLUMNS + "WHERE start_time >= ? AND start_time < ?\n"
+# `serve --export-dir`: the spans of a window of ingest sequence numbers (every one of them below the
+# writer's replay floor, so of completed traces only), read as stored; the columns of the layout are
+# made from them where the files are written (`TRACES_FROM_ROWS`), by one thread of an instance of
+# its own, so the server's instance only scans.
+SPANS_AFTER = (
+    "SELECT start_time, trace_id, span_id, parent_span_id, trace_state, name, kind, service_name, "
+    "resource_attributes, scope_name, scope_version, attributes, end_time, status_code, status_message, "
+    "events, links FROM spans WHERE ingest_seq > ? AND ingest_seq <= ?"
+)
+TRACES_FROM_ROWS = _TRACE_COLUMNS.replace("FROM spans", f"FROM {ROWS}")
 
-SCORES = f"""
+_SCORE_COLUMNS = f"""
 SELECT
     v.run_id,
     v.trace_id AS "TraceId",
@@ -83,8 +98,25 @@ SELECT
     {_SERVICE.replace("service_name", "r.service_name")} AS "ServiceName",
     CAST(coalesce(r.start_time, v.scored_at) AS DATE) AS date
 FROM verdicts v LEFT JOIN runs r USING (run_id)
-WHERE coalesce(r.start_time, v.scored_at) >= ? AND coalesce(r.start_time, v.scored_at) < ?
 """
+SCORES = (
+    _SCORE_COLUMNS
+    + "WHERE coalesce(r.start_time, v.scored_at) >= ? AND coalesce(r.start_time, v.scored_at) < ?\n"
+)
+# `serve --export-dir`: verdicts by when they were stored. The runs they judge are folded only for the
+# run ids at hand (the `runs` view would fold every run of the file, every cycle).
+SCORES_AFTER = _SCORE_COLUMNS.replace(
+    "FROM verdicts v LEFT JOIN runs r USING (run_id)",
+    "FROM (SELECT * FROM verdicts WHERE scored_at > ? AND scored_at <= ?) v LEFT JOIN (\n"
+    "    SELECT run_id, any_value(root_span_id) AS root_span_id, any_value(service_name) AS service_name,\n"
+    "        min(start_time) AS start_time\n"
+    "    FROM run_traces\n"
+    "    WHERE run_id IN (SELECT run_id FROM verdicts WHERE scored_at > ? AND scored_at <= ?)\n"
+    "    GROUP BY run_id\n"
+    ") r USING (run_id)",
+)
+TABLES = ("otel_traces", "scores")
+_BATCH_ROWS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,55 +126,70 @@ class ExportResult:
     scores: int
 
 
-def _copy(connection: duckdb.DuckDBPyConnection, query: str, params: list[object], staging: Path) -> int:
-    count_row = connection.execute(f"SELECT count(*) FROM ({query})", params).fetchone()
-    count = int(count_row[0]) if count_row else 0
-    if count:
-        staging.parent.mkdir(parents=True, exist_ok=True)
-        connection.execute(
-            f"COPY ({query}) TO '{staging}' (FORMAT parquet, COMPRESSION zstd, "
-            'PARTITION_BY (date, "ServiceName"), '
-            "WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN 'part-{uuid}', OVERWRITE_OR_IGNORE)",
-            params,
-        )
-    return count
+def _has_verdicts(connection: duckdb.DuckDBPyConnection) -> bool:
+    rows = connection.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'verdicts'"
+    ).fetchall()
+    return bool(rows[0][0])
 
 
-def _publish(staging: Path, target: Path) -> list[Path]:
-    """Rename each staged file into its partition: readers see whole files or none."""
-    published = []
-    for file in sorted(staging.rglob("*.parquet")):
-        destination = target / file.relative_to(staging)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(file, destination)
-        published.append(destination)
-    return published
+def _reader(connection: duckdb.DuckDBPyConnection, query: str, params: list[object]) -> pa.RecordBatchReader:
+    return connection.sql(query, params=params).to_arrow_reader(_BATCH_ROWS)
+
+
+def _window(since: datetime | None, until: datetime | None) -> list[object]:
+    return [since or datetime(1970, 1, 1), until or datetime(2262, 1, 1)]  # TIMESTAMP_NS ends in 2262
+
+
+def window_rows(
+    connection: duckdb.DuckDBPyConnection, table: str, since: datetime | None, until: datetime | None
+) -> pa.RecordBatchReader:
+    """One table of the layout for a time window, as a stream (an empty one for a file with no
+    verdicts): spans by start, verdicts by their run's start."""
+    if table == "otel_traces":
+        return _reader(connection, OTEL_TRACES, _window(since, until))
+    if not _has_verdicts(connection):  # nothing was ever scored: no rows, and no files
+        schema = pa.schema([("ServiceName", pa.string()), ("date", pa.date32())])
+        return pa.RecordBatchReader.from_batches(schema, [])
+    return _reader(connection, SCORES, _window(since, until))
+
+
+def spans_after(
+    connection: duckdb.DuckDBPyConnection, after_seq: int, up_to_seq: int
+) -> pa.RecordBatchReader:
+    return _reader(connection, SPANS_AFTER, [after_seq, up_to_seq])
+
+
+def scores_after(
+    connection: duckdb.DuckDBPyConnection, after: datetime, up_to: datetime
+) -> pa.RecordBatchReader:
+    return _reader(connection, SCORES_AFTER, [after, up_to, after, up_to])
+
+
+def export_rows(out: Path, rows: Callable[[str], pa.RecordBatchReader]) -> ExportResult:
+    """Write each table's rows (`rows(table)`) under `out`, staged and renamed into place."""
+    staging = out / "_tmp" / uuid.uuid4().hex
+    counts: dict[str, int] = {}
+    files: list[Path] = []
+    try:
+        for table in TABLES:
+            counts[table] = write_staged(rows(table), staging / table, "part-{uuid}")
+        for table in TABLES:
+            files += publish(staging / table, out / table)
+    finally:
+        discard(staging)
+    return ExportResult(files, counts["otel_traces"], counts["scores"])
 
 
 def export(db: Path, out: Path, since: datetime | None = None, until: datetime | None = None) -> ExportResult:
+    """`tracescore export` with no server holding `db`: read the file itself."""
     if not db.exists():
         raise DatabaseError(f"{db} does not exist")
     try:
         connection = duckdb.connect(str(db), read_only=True)
     except duckdb.Error as exc:
         raise explain_open_error(db, exc) from exc
-    window: list[object] = [
-        since or datetime(1970, 1, 1),
-        until or datetime(2262, 1, 1),
-    ]  # TIMESTAMP_NS ends in 2262
-    staging = out / "_tmp" / uuid.uuid4().hex
     try:
-        tables = {
-            r[0] for r in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
-        }
-        spans = _copy(connection, OTEL_TRACES, window, staging / "otel_traces")
-        scores = _copy(connection, SCORES, window, staging / "scores") if "verdicts" in tables else 0
-        files = _publish(staging / "otel_traces", out / "otel_traces") + _publish(
-            staging / "scores", out / "scores"
-        )
+        return export_rows(out, lambda table: window_rows(connection, table, since, until))
     finally:
         connection.close()
-        shutil.rmtree(staging, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            (out / "_tmp").rmdir()  # only when no other export is staging there
-    return ExportResult(files, spans, scores)

@@ -121,7 +121,10 @@ class _Backlog:
 # A span to store: its (trace id, span id), then (job, row in the job's table, recognised, arrival).
 _Fresh = tuple[tuple[str, str], tuple[int, int, Recognised, float]]
 
-_STATE_REPLAY_FLOOR = "replay_floor_seq"
+# Committed with every run completion: every stored span below it belongs to a completed trace (what a
+# restart re-reads from; `serve --export-dir` exports spans up to it).
+STATE_REPLAY_FLOOR = "replay_floor_seq"
+_STATE_REPLAY_FLOOR = STATE_REPLAY_FLOOR
 _EVICT_INTERVAL_S = 0.1
 _STATE_PROBE = "write_probe_at"
 _SLOW_CHECKPOINT_S = 0.5

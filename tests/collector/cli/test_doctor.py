@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,33 @@ def test_a_running_server_and_a_taken_port_are_told_apart(server: ServeProcess) 
     )
     assert taken.returncode == 1
     assert f"FAIL  OTLP/gRPC {server.grpc_endpoint}: cannot bind" in taken.stdout
+
+
+def test_an_export_dir_that_cannot_be_written_fails(tmp_path: Path) -> None:
+    ports = ("--grpc", f"127.0.0.1:{free_port()}", "--http", f"127.0.0.1:{free_port()}")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    db = ("--db", str(tmp_path / "new.duckdb"))
+    env = {**os.environ, "TRACESCORE_EXPORT_DIR": str(blocker / "export")}
+    blocked = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "doctor", *db, *ports],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env=env,
+    )
+    assert blocked.returncode == 1
+    assert f"FAIL  export dir {blocker / 'export'}: {blocker} is not a directory" in blocked.stdout
+    env["TRACESCORE_EXPORT_DIR"] = str(tmp_path / "new" / "export")
+    fine = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "doctor", *db, *ports],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env=env,
+    )
+    assert fine.returncode == 0, fine.stdout
+    assert f"OK    export dir {tmp_path / 'new' / 'export'}: writable" in fine.stdout
+    assert not (tmp_path / "new").exists()  # doctor looks, and creates nothing

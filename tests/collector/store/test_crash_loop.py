@@ -5,6 +5,10 @@ is SIGKILLed at a random moment and restarted on the same ports, round after rou
 span the exporter got an acknowledgement for is stored exactly once, and so is every span it was ever
 handed: what was refused or left unanswered by a killed server was retried by the exporter itself.
 
+The server also scores every run (one spec) and exports its history as it goes (`--export-dir`, a
+window every 0.1 s, so kills land in windows half written too): at the end the Parquet files hold every
+stored span and every stored verdict exactly once.
+
 Every span has a unique name, so sent and stored are compared span by span. The exporter's retry budget
 (6 attempts, 1-2-4-8-16 s apart within its timeout) is far longer than a restart (about a second), so
 nothing may be given up on; if the SDK ever does give up, the test fails and names the spans.
@@ -21,11 +25,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from collector.store.export import OTEL_TRACES, SCORES
 from tests._sdk_load import CountingGrpcExporter, Ledger, RecordingExporter
 from tests._server import ServeProcess
 
@@ -75,7 +81,13 @@ class Generator:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServeProcess]:
     # Checkpoints every second, so kills also land during checkpoints, not only between commits.
-    process = ServeProcess(tmp_path / "crash.duckdb", env={"TRACESCORE_CHECKPOINT_SECONDS": "1"})
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: lookup\nexpected_tools: [lookup]\n")
+    process = ServeProcess(
+        tmp_path / "crash.duckdb",
+        extra_args=("--specs", str(spec), "--export-dir", str(tmp_path / "history"), "--export-every", "0.1"),
+        env={"TRACESCORE_CHECKPOINT_SECONDS": "1"},
+    )
     try:
         yield process.start()
     finally:
@@ -148,3 +160,32 @@ def test_every_acknowledged_span_survives_a_crash_loop_exactly_once(server: Serv
     assert server.query("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM executions") == [
         (generator.traces * TOOLS_PER_TRACE, generator.traces * TOOLS_PER_TRACE)
     ]
+
+    _assert_history_exported_once(server)
+
+
+def _assert_history_exported_once(server: ServeProcess) -> None:
+    """The Parquet history equals the file: every span and every verdict, none twice, none missing."""
+    out = server.db.parent / "history"
+    for table, query, key in (
+        ("otel_traces", OTEL_TRACES, '"TraceId", "SpanId"'),
+        ("scores", SCORES, "run_id, scorer, run_version"),
+    ):
+        files = f"read_parquet('{out}/{table}/*/*/*.parquet', hive_partitioning = false)"
+        with duckdb.connect() as connection:
+            rows = connection.execute(f"SELECT * FROM {files} ORDER BY {key}").fetchall()
+            twice = connection.execute(
+                f"SELECT {key}, count(*) FROM {files} GROUP BY ALL HAVING count(*) > 1 LIMIT 20"
+            ).fetchall()
+        assert not twice, f"{table}: exported more than once: {twice} (seed {SEED})"
+        with duckdb.connect(str(server.db), read_only=True) as connection:
+            window = ["1970-01-01", "2262-01-01"]
+            expected = connection.execute(f"SELECT * FROM ({query}) ORDER BY {key}", window).fetchall()
+        assert len(rows) == len(expected), (
+            f"{table}: {len(rows)} exported, {len(expected)} stored (seed {SEED})"
+        )
+        assert rows == expected, f"{table}: the exported rows differ from the stored ones (seed {SEED})"
+        print(
+            f"{table}: {len(rows)} rows exported once each, in {len(list(out.glob(f'{table}/*/*/*')))} files"
+        )
+    assert not list((out / "_tmp").rglob("*.parquet"))
