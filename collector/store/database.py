@@ -102,10 +102,24 @@ def open_writer(
             "upgrade tracescore."
         )
     if stored is None or stored < SCHEMA_VERSION:
-        for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS.get(version, ()):
-                connection.execute(statement)
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+        # One transaction: a migration stopped half-way (renaming tables into partitions, schema 5) would
+        # be run again on a file it had already changed.
+        connection.begin()
+        try:
+            for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
+                for step in MIGRATIONS.get(version, ()):
+                    if isinstance(step, str):
+                        connection.execute(step)
+                    else:
+                        step(connection)
+            connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+            connection.commit()
+        except duckdb.Error as exc:
+            connection.rollback()
+            connection.close()
+            raise DatabaseError(
+                f"{path}: upgrading the schema to version {SCHEMA_VERSION} failed: {exc}"
+            ) from exc
     # The views read the migrated tables: created only now.
     for statement in create_views_sql():
         execute_ddl(connection, statement)

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from collector.store.database import open_writer
-from collector.store.schema import SCHEMA_VERSION
+from collector.store.schema import PARTITIONED, SCHEMA_VERSION, VIEWS, partitions
 from scoring import ensure_verdict_schema
 
 TABLES = {"spans", "executions", "tool_requests", "run_traces", "verdicts"}
@@ -29,11 +29,34 @@ def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_ve
                 "INSERT INTO tracescore_state VALUES ('probe', 1) ON CONFLICT DO UPDATE SET value = 1"
             )
             tables = {
-                row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+                row[0]
+                for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
             }
             assert tables >= TABLES
         finally:
             connection.close()
+
+
+def _unpartition(connection: duckdb.DuckDBPyConnection) -> None:
+    """Turn a file of this version back into the shape of version 4: each written table one table of its
+    own name (partition 0 renamed back; partition 1 is empty here), with the indexes of then."""
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP VIEW runs")
+    for index in connection.execute("SELECT index_name FROM duckdb_indexes()").fetchall():
+        connection.execute(f"DROP INDEX {index[0]}")
+    for table in PARTITIONED:
+        first, second = partitions(table)
+        assert connection.execute(f"SELECT count(*) FROM {second}").fetchall() == [(0,)]
+        connection.execute(f"DROP VIEW {table}")
+        connection.execute(f"DROP TABLE {second}")
+        connection.execute(f"ALTER TABLE {first} RENAME TO {table}")
+    connection.execute("CREATE INDEX run_traces_by_run ON run_traces (run_id)")
+    connection.execute("CREATE INDEX run_traces_by_trace ON run_traces (trace_id)")
+    connection.execute("CREATE INDEX run_turns_by_conversation ON run_turns (conversation_id)")
+    for view in VIEWS.values():
+        connection.execute(view)
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (4)")
 
 
 # What each schema version added to executions, and what an upgraded file holds there for old rows.
@@ -47,6 +70,7 @@ def test_an_older_file_gains_the_columns_added_since(tmp_path: Path, old_version
     'tool': no older version recognised handoffs)."""
     path = tmp_path / f"v{old_version}.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     connection.execute(
         "INSERT INTO executions (run_id, trace_id, span_id, tool_name, error, paused, from_history, "
         "convention, ingest_seq) VALUES ('r', 't', 's', 'get_weather', false, false, false, 'gen_ai', 1)"
@@ -75,6 +99,7 @@ def test_a_version_3_file_gains_the_conversation_table_and_views(tmp_path: Path)
     conversation, and the `runs` and `conversations` views read the new table."""
     path = tmp_path / "v3.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     connection.execute(
         "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
         "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
@@ -95,7 +120,7 @@ def test_a_version_3_file_gains_the_conversation_table_and_views(tmp_path: Path)
         conversations = connection.execute("SELECT count(*) FROM conversations").fetchone()
     finally:
         connection.close()
-    assert max(versions) == SCHEMA_VERSION == 4
+    assert max(versions) == SCHEMA_VERSION
     assert runs == [("r", None, None, False)]
     assert conversations == (0,)
 
@@ -107,9 +132,56 @@ def test_a_file_from_before_conversations_read_without_upgrade_has_none(tmp_path
 
     path = tmp_path / "v2.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     connection.execute("DROP VIEW conversations")
     connection.execute("DROP TABLE run_turns")
     connection.close()
     spec = Spec.model_validate({"name": "c", "turns": [{"expect_no_tool_calls": True}]})
     with duckdb.connect(str(path), read_only=True) as reader:
         assert list(score_runs(reader, [spec])) == []
+
+
+def test_a_version_4_file_is_moved_into_partitions_in_place(tmp_path: Path) -> None:
+    """Schema version 5 (issue 17) made each written table two partitions behind a view of its name: a
+    file written before keeps its rows, now in partition 0, read through the views (and through `runs`,
+    which reads the `run_traces` view), with each partition's indexes; opening it again changes nothing."""
+    path = tmp_path / "v4.duckdb"
+    connection = open_writer(path)
+    _unpartition(connection)
+    connection.execute(
+        "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
+        "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
+    )
+    connection.execute(
+        "INSERT INTO spans (trace_id, span_id, name, kind, status_code, ingest_seq, received_at) "
+        "VALUES ('t', 's', 'root', 1, 0, 1, now())"
+    )
+    connection.close()
+
+    for _ in range(2):
+        connection = open_writer(path)
+        try:
+            kinds = dict(
+                connection.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
+            )
+            first = {
+                t: connection.execute(f"SELECT count(*) FROM {t}_p0").fetchall()[0][0] for t in PARTITIONED
+            }
+            runs = connection.execute("SELECT run_id, n_traces, status FROM runs").fetchall()
+            spans = connection.execute("SELECT trace_id, span_id FROM spans").fetchall()
+            indexes = {
+                r[0]: r[1]
+                for r in connection.execute("SELECT index_name, table_name FROM duckdb_indexes()").fetchall()
+            }
+            versions = [r[0] for r in connection.execute("SELECT version FROM schema_version").fetchall()]
+        finally:
+            connection.close()
+        assert {t: kinds[t] for t in PARTITIONED} == dict.fromkeys(PARTITIONED, "VIEW")
+        assert all(kinds[p] == "BASE TABLE" for t in PARTITIONED for p in partitions(t))
+        assert first == {**dict.fromkeys(PARTITIONED, 0), "run_traces": 1, "spans": 1}
+        assert runs == [("r", 1, "complete")]
+        assert spans == [("t", "s")]
+        assert indexes["run_traces_p0_by_run"] == "run_traces_p0"
+        assert indexes["run_traces_p1_by_trace"] == "run_traces_p1"
+        assert "run_traces_by_run" not in indexes
+        assert versions == [4, SCHEMA_VERSION]
