@@ -57,7 +57,7 @@ def _timed_commits(commits: list[list[tuple[str, pa.Table]]]) -> tuple[float, fl
                 values = ", ".join(
                     EXECUTION_EXPRESSIONS.get(c, c) if name == "executions" else c for c in columns
                 )
-                # Into the partition the writer appends to first (collector/store/_partitions.py).
+                # Into the partition the writer appends to first (collector/store/partitions.py).
                 partition = partitions(name)[0]
                 connection.execute(f"INSERT INTO {partition} ({', '.join(columns)}) SELECT {values} FROM b")
                 connection.unregister("b")

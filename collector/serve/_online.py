@@ -26,6 +26,7 @@ from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import VerdictExporter
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
+from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema, score_evidence, store_verdicts
 from scoring.evidence.conversations import complete_conversations, load_conversations
@@ -60,8 +61,10 @@ class OnlineScorer:
         hub: VerdictHub | None = None,
         exporter: VerdictExporter | None = None,
         grace_s: float = 2.0,
+        partitions: Partitions | None = None,
     ) -> None:
         self._con = connection
+        self._partitions = partitions
         self.specs = specs
         self._hub = hub
         self._exporter = exporter
@@ -252,7 +255,11 @@ class OnlineScorer:
         """Store, count, publish to watchers and export one batch's verdicts."""
         roots = {run.run_id: run.root_span_id for run in runs}
         texts = [verdict_json(v) for v in verdicts]  # once, for the store and every watcher
-        store_verdicts(self._con, verdicts, texts)
+        if self._partitions is None:
+            store_verdicts(self._con, verdicts, texts)
+        else:
+            with self._partitions.writing():
+                store_verdicts(self._con, verdicts, texts, into=self._partitions.active("verdicts"))
         self.stats.runs_scored += len(runs)
         for v in verdicts:
             self.stats.verdicts[(v.spec, v.label)] += 1

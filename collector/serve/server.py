@@ -38,6 +38,7 @@ from collector.serve.memory import MIB, MemoryGuard, budget
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings
 from collector.store.database import open_writer
+from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
 log = logging.getLogger("tracescore.serve")
@@ -117,8 +118,13 @@ async def start(settings: ServeSettings) -> Running:
             export = None
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
+    # Verdicts are stored into the partition no checkpoint is writing, as the writer's rows are: a
+    # commit held by a checkpoint would hold the writer's commits too (collector/store/partitions.py).
+    partitions = Partitions()
     online = (
-        OnlineScorer(connection.cursor(), specs, hub, exporter, grace_s=settings.grace_seconds)
+        OnlineScorer(
+            connection.cursor(), specs, hub, exporter, grace_s=settings.grace_seconds, partitions=partitions
+        )
         if specs.paths or exporter
         else None
     )
@@ -137,6 +143,7 @@ async def start(settings: ServeSettings) -> Running:
             checkpoint_interval_s=settings.checkpoint_seconds,
         ),
         on_complete=completed,
+        partitions=partitions,
     )
     if online is not None:
         online.start()

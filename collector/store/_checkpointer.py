@@ -11,7 +11,7 @@ writer's plain checkpoint at shutdown does.
 What would still wait: a commit appending to a table while the checkpoint writes that very table
 (DuckDB's table-level checkpoint lock, removed only in 2.1, duckdb/duckdb#25988). So just before each
 checkpoint the writer turns to the other partition of every table it appends to (`before`,
-collector/store/_partitions.py): the checkpoint writes what the writer no longer touches.
+collector/store/partitions.py): the checkpoint writes what the writer no longer touches.
 
 The checkpoint runs every `interval_s`, and sooner when the write-ahead log grows past `wal_bytes`:
 automatic checkpoints are set far off (`checkpoint_threshold`, collector/store/database.py), because

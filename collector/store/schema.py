@@ -148,7 +148,7 @@ TABLES: dict[str, str] = {
 
 # Until DuckDB 2.1, a checkpoint writing a table holds every commit that appends to it (duckdb/duckdb
 # #25988): each table the writer appends to is two partitions, `<table>_p0` and `<table>_p1`, and the
-# writer appends to one while a checkpoint writes the other (collector/store/_partitions.py). A view of
+# writer appends to one while a checkpoint writes the other (collector/store/partitions.py). A view of
 # the table's own name, stored in the file, is their union: SQL users, scoring, export and the DuckDB
 # CLI read `spans` as before. Keys hold across partitions because the one writer deletes a key from
 # both before inserting it into one. `tracescore_state` stays one table: it holds a few rows.

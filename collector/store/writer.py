@@ -27,12 +27,12 @@ import pyarrow as pa
 
 from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
-from collector.store._partitions import Partitions
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.database import wal_files
 from collector.store.live_evidence import LiveRun, live_runs
+from collector.store.partitions import Partitions
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
     SPAN_SCHEMA,
@@ -161,7 +161,10 @@ class Writer:
         connection: duckdb.DuckDBPyConnection,
         settings: WriterSettings,
         on_complete: Callable[[list[CompletedTrace]], None] | None = None,
+        partitions: Partitions | None = None,
     ) -> None:
+        """`partitions`: shared with whoever else appends to partitioned tables of the file during a
+        checkpoint (online scoring's verdicts); the writer's own otherwise."""
         self._con = connection
         self._settings = settings
         self._on_complete = on_complete
@@ -181,7 +184,7 @@ class Writer:
         ((last_seq,),) = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchall()
         self._next_seq = last_seq + 1
         self._replayed = self._replay()
-        self._partitions = Partitions()
+        self._partitions = partitions or Partitions()
         self._checkpointer = Checkpointer(
             connection,
             _wal_of(connection),
@@ -406,14 +409,15 @@ class Writer:
         """Mark the stored runs of these traces open again, inside the caller's transaction. Deleted and
         inserted again rather than UPDATEd: an UPDATE takes DuckDB's global checkpoint lock (issue 17);
         deleted from every partition, inserted into the active one."""
-        active = self._partitions.active("run_traces")
+        deleted = []  # per partition: its columns (their order may differ: schema 5) and rows
         for partition in partitions("run_traces"):
             cursor = self._con.execute(
                 f"DELETE FROM {partition} WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) RETURNING *",
                 [trace_ids],
             )
-            rows = cursor.fetchall()
-            columns = [d[0] for d in cursor.description or ()]
+            deleted.append(([d[0] for d in cursor.description or ()], cursor.fetchall()))
+        active = self._partitions.active("run_traces")
+        for columns, rows in deleted:
             if rows:
                 status = columns.index("status")
                 self._con.executemany(

@@ -185,3 +185,34 @@ def test_a_version_4_file_is_moved_into_partitions_in_place(tmp_path: Path) -> N
         assert indexes["run_traces_p1_by_trace"] == "run_traces_p1"
         assert "run_traces_by_run" not in indexes
         assert versions == [4, SCHEMA_VERSION]
+
+
+def test_a_verdicts_table_from_before_the_partitions_becomes_partition_0(tmp_path: Path) -> None:
+    """The verdicts table (scoring's) moves into partitions as the collector's tables do, when the verdict
+    schema is next ensured: its rows kept, the key still replaced across both partitions, and the
+    partitions named as the writer names them (collector/store/schema.py)."""
+    from scoring import store_verdicts
+    from scoring.verdict.record import error_verdict
+    from scoring.verdict.table import DDL, VERDICT_PARTITIONS
+
+    assert partitions("verdicts") == VERDICT_PARTITIONS
+    old = error_verdict("r", "t", None, "s", "f", "default", 1, "old")
+    with duckdb.connect(str(tmp_path / "v.duckdb")) as connection:
+        connection.execute(DDL[0].replace("EXISTS verdicts_p0 (", "EXISTS verdicts (", 1))
+        store_verdicts_old = (
+            "INSERT INTO verdicts (run_id, trace_id, spec, spec_fingerprint, profile, label, run_version, "
+            "schema_version, verdict) VALUES ('r', 't', 's', 'f', 'default', 'error', 1, 1, '{}')"
+        )
+        connection.execute(store_verdicts_old)
+        for _ in range(2):
+            ensure_verdict_schema(connection)
+        kinds = dict(
+            connection.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
+        )
+        assert kinds["verdicts"] == "VIEW"
+        assert kinds["verdicts_p0"] == kinds["verdicts_p1"] == "BASE TABLE"
+        assert connection.execute("SELECT count(*) FROM verdicts_p0").fetchall() == [(1,)]
+        store_verdicts(connection, [old], into="verdicts_p1")  # the same key, now in the other partition
+        rows = connection.execute("SELECT run_id, reason, conversation_id FROM verdicts").fetchall()
+        assert rows == [("r", old.reason, None)]
+        assert connection.execute("SELECT count(*) FROM verdicts_p1").fetchall() == [(1,)]
