@@ -219,7 +219,11 @@ def test_commits_during_checkpoints_go_to_the_other_partition_and_are_timed_in_t
     sent = 0
     try:
         deadline = time.monotonic() + 60
-        while _metric(server, "tracescore_commits_during_checkpoints_total") < 1:
+        # Sending across two switches at least, so that both partitions get spans.
+        while (
+            _metric(server, "tracescore_commits_during_checkpoints_total") < 1
+            or _metric(server, "tracescore_checkpoints_total") < 3
+        ):
             assert time.monotonic() < deadline, "no commit overlapped a checkpoint in 60 s"
             _, spans = _agent_trace(new_trace_id(), tools=3)
             assert post_json(server.http_url, request(spans)) == (200, {})
