@@ -31,6 +31,7 @@ from collector.store.rows import (
     run_traces_table,
     spans_table,
 )
+from collector.store.schema import partitions
 
 
 def _best(rounds: int, run: Callable[[], Any]) -> tuple[float, Any]:
@@ -56,7 +57,9 @@ def _timed_commits(commits: list[list[tuple[str, pa.Table]]]) -> tuple[float, fl
                 values = ", ".join(
                     EXECUTION_EXPRESSIONS.get(c, c) if name == "executions" else c for c in columns
                 )
-                connection.execute(f"INSERT INTO {name} ({', '.join(columns)}) SELECT {values} FROM b")
+                # Into the partition the writer appends to first (collector/store/partitions.py).
+                partition = partitions(name)[0]
+                connection.execute(f"INSERT INTO {partition} ({', '.join(columns)}) SELECT {values} FROM b")
                 connection.unregister("b")
             connection.commit()
         inserted = time.thread_time()

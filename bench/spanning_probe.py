@@ -33,7 +33,7 @@ def main() -> None:
         connection = open_writer(Path(tmp) / "probe.duckdb")
         ids = [uuid.uuid4().hex for _ in range(args.runs)]
         connection.execute(
-            "INSERT INTO run_traces (run_id, trace_id, root_span_id, status, version, n_spans, "
+            "INSERT INTO run_traces_p0 (run_id, trace_id, root_span_id, status, version, n_spans, "
             "n_executions, n_requests, completed_at, min_seq, max_seq) "
             "SELECT r, r, r, 'complete', 1, 1, 0, 0, now(), 1, 1 FROM unnest(?::VARCHAR[]) t(r)",
             [ids],

@@ -110,8 +110,21 @@ def render_metrics(services: Services) -> str:
     metric(
         "tracescore_checkpoint_seconds_total",
         "counter",
-        "Time spent checkpointing; writes and run completions wait meanwhile.",
+        "Time spent checkpointing (concurrent checkpoints: writes and run completions go on meanwhile).",
         [("", writer.checkpoint_seconds)],
+    )
+    metric(
+        "tracescore_commits_during_checkpoints_total",
+        "counter",
+        "The writer's transactions (span batches, run completions) that overlapped a checkpoint.",
+        [("", writer.commits_during_checkpoints)],
+    )
+    metric(
+        "tracescore_longest_commit_during_checkpoint_seconds",
+        "gauge",
+        "The longest of those transactions since the start, from begin to commit: what a checkpoint "
+        "made an acknowledgement wait.",
+        [("", writer.longest_commit_during_checkpoint_seconds)],
     )
     metric(
         "tracescore_last_checkpoint_seconds",

@@ -41,6 +41,7 @@ from collector.serve.memory import MIB, MemoryGuard, budget
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.store.database import open_writer
+from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
 log = logging.getLogger("tracescore.serve")
@@ -123,6 +124,9 @@ async def start(settings: ServeSettings) -> Running:
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
     verdicts_lock = threading.Lock()
+    # Verdicts are stored into the partition no checkpoint is writing, as the writer's rows are: a
+    # commit held by a checkpoint would hold the writer's commits too (collector/store/partitions.py).
+    partitions = Partitions()
     online = (
         OnlineScorer(
             connection.cursor(),
@@ -131,6 +135,7 @@ async def start(settings: ServeSettings) -> Running:
             exporter,
             grace_s=settings.grace_seconds,
             verdicts_lock=verdicts_lock,
+            partitions=partitions,
         )
         if specs.paths or exporter
         else None
@@ -155,6 +160,7 @@ async def start(settings: ServeSettings) -> Running:
             checkpoint_interval_s=settings.checkpoint_seconds,
         ),
         on_complete=completed,
+        partitions=partitions,
     )
     if online is not None:
         online.start()

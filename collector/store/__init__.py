@@ -18,6 +18,8 @@ Public:
 - `rows`: `PreparedSpans`, `stamped`, `spans_table` and the other tables' Arrow rows.
 - `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`,
   `STATE_REPLAY_FLOOR` (the `tracescore_state` key below which every stored span's trace is complete).
+- `partitions`: `Partitions` (which partition of each written table appends go to; the writer and
+  online scoring's verdicts share one, switched before each checkpoint).
 - `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
 - `sql`: `query_file`, `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`
   (read-only SQL).
@@ -30,5 +32,5 @@ Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twi
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),
 `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed workflows),
 `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
-into domain spans).
+into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own).
 """

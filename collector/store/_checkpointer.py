@@ -8,8 +8,10 @@ read transaction, commits a heartbeat row on another cursor (the latest commit i
 reader), checkpoints, then ends the read. A CONCURRENT checkpoint does not vacuum deleted rows; the
 writer's plain checkpoint at shutdown does.
 
-What still waits: a commit appending to a table while the checkpoint writes that very table (DuckDB's
-table-level checkpoint lock, removed only in 2.1, duckdb/duckdb#25988).
+What would still wait: a commit appending to a table while the checkpoint writes that very table
+(DuckDB's table-level checkpoint lock, removed only in 2.1, duckdb/duckdb#25988). So just before each
+checkpoint the writer turns to the other partition of every table it appends to (`before`,
+collector/store/partitions.py): the checkpoint writes what the writer no longer touches.
 
 The checkpoint runs every `interval_s`, and sooner when the write-ahead log grows past `wal_bytes`:
 automatic checkpoints are set far off (`checkpoint_threshold`, collector/store/database.py), because
@@ -44,9 +46,11 @@ class Checkpointer:
         interval_s: float,
         wal_bytes: int,
         record: Callable[[float | None], None],
+        before: Callable[[], None] | None = None,
     ) -> None:
         """`record(seconds)` is told of each checkpoint (None: deferred); `wal` is the file whose size
-        brings a checkpoint forward (None for an in-memory database)."""
+        brings a checkpoint forward (None for an in-memory database); `before()` runs just before each
+        checkpoint (the writer switches partitions)."""
         self._checkpoint_cursor = connection.cursor()
         self._reader = connection.cursor()
         self._heartbeat = connection.cursor()
@@ -54,6 +58,10 @@ class Checkpointer:
         self._interval_s = interval_s
         self._wal_bytes = wal_bytes
         self._record = record
+        self._before = before
+        # Odd while a checkpoint runs: a commit that saw it odd, or saw it change, ran during one.
+        self.generation = 0
+        self._switched = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tracescore-checkpointer", daemon=True)
 
@@ -85,6 +93,20 @@ class Checkpointer:
 
     def checkpoint(self) -> bool:
         """One CONCURRENT checkpoint now; False when DuckDB refused it (tried again in RETRY_S)."""
+        # Not again when the last attempt was refused: switching back would put the writer on the
+        # partition that holds what is still to checkpoint.
+        if self._before is not None and not self._switched:
+            self._before()
+            self._switched = True
+        self.generation += 1
+        try:
+            done = self._checkpoint()
+        finally:
+            self.generation += 1
+        self._switched = not done
+        return done
+
+    def _checkpoint(self) -> bool:
         started = time.monotonic()
         try:
             self._reader.begin()

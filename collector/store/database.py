@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_tables_sql, create_views_sql
-from scoring.verdict.ddl import execute_ddl
+from scoring.verdict.ddl import ZSTD, execute_ddl, supports_zstd
 
 
 class DatabaseError(RuntimeError):
@@ -102,10 +102,26 @@ def open_writer(
             "upgrade tracescore."
         )
     if stored is None or stored < SCHEMA_VERSION:
-        for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS.get(version, ()):
-                execute_ddl(connection, statement)
-        connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+        # One transaction: a migration stopped half-way (renaming tables into partitions, schema 6) would
+        # be run again on a file it had already changed. A failed statement ends a DuckDB transaction, so
+        # whether the file takes ZSTD columns is asked before it, not found out by trying.
+        zstd = supports_zstd(connection)
+        connection.begin()
+        try:
+            for version in range((stored or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
+                for step in MIGRATIONS.get(version, ()):
+                    if isinstance(step, str):
+                        connection.execute(step if zstd else step.replace(ZSTD, ""))
+                    else:
+                        step(connection)
+            connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
+            connection.commit()
+        except duckdb.Error as exc:
+            connection.rollback()
+            connection.close()
+            raise DatabaseError(
+                f"{path}: upgrading the schema to version {SCHEMA_VERSION} failed: {exc}"
+            ) from exc
     # The views read the migrated tables: created only now.
     for statement in create_views_sql():
         execute_ddl(connection, statement)

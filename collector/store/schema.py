@@ -6,7 +6,11 @@ in step.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+from collections.abc import Callable
+
+import duckdb
+
+SCHEMA_VERSION = 6
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -144,6 +148,28 @@ TABLES: dict[str, str] = {
         )""",
 }
 
+# Until DuckDB 2.1, a checkpoint writing a table holds every commit that appends to it (duckdb/duckdb
+# #25988): each table the writer appends to is two partitions, `<table>_p0` and `<table>_p1`, and the
+# writer appends to one while a checkpoint writes the other (collector/store/partitions.py). A view of
+# the table's own name, stored in the file, is their union: SQL users, scoring, export and the DuckDB
+# CLI read `spans` as before. Keys hold across partitions because the one writer deletes a key from
+# both before inserting it into one. `tracescore_state` stays one table: it holds a few rows.
+PARTITIONED: tuple[str, ...] = ("spans", "executions", "tool_requests", "run_traces", "run_turns")
+PARTITION_COUNT = 2
+
+
+def partitions(table: str) -> tuple[str, ...]:
+    return tuple(f"{table}_p{i}" for i in range(PARTITION_COUNT))
+
+
+# BY NAME: a file migrated from before the partitions keeps its columns' order in partition 0 (columns
+# added by migrations at the end), while partition 1 has the order above.
+PARTITION_VIEWS: dict[str, str] = {
+    table: f"CREATE OR REPLACE VIEW {table} AS "
+    + " UNION ALL BY NAME ".join(f"SELECT * FROM {p}" for p in partitions(table))
+    for table in PARTITIONED
+}
+
 # Runs sharing a conversation id are its turns, in turn order: by `tracescore.turn.index` where the
 # harness set it, then by start (docs/storage.md, "Conversations"). Scoring asks for a few conversations
 # by id through the indexes instead (scoring/evidence/conversations.py): DuckDB may plan this view's
@@ -216,18 +242,43 @@ VIEWS: dict[str, str] = {
 # Scoring one run looks its traces up by run id; an ART index keeps that lookup flat as history grows
 # (measured in bench/score_history.py). The composite primary key is not used for a run_id-only filter.
 # The writer asks, for every batch of completing traces, whether any was completed before (a restart, or
-# a late span after the trace left memory): that lookup by trace id needs its own index too.
-INDEXES: tuple[str, ...] = (
-    "CREATE INDEX IF NOT EXISTS run_traces_by_run ON run_traces (run_id)",
-    "CREATE INDEX IF NOT EXISTS run_traces_by_trace ON run_traces (trace_id)",
+# a late span after the trace left memory): that lookup by trace id needs its own index too. Each
+# partition has its own (an index belongs to one table).
+_INDEXED: tuple[tuple[str, str, str], ...] = (
+    ("run_traces", "by_run", "run_id"),
+    ("run_traces", "by_trace", "trace_id"),
     # Online scoring looks a conversation's turns up by its id when a turn completes.
-    "CREATE INDEX IF NOT EXISTS run_turns_by_conversation ON run_turns (conversation_id)",
+    ("run_turns", "by_conversation", "conversation_id"),
 )
+INDEXES: tuple[str, ...] = tuple(
+    f"CREATE INDEX IF NOT EXISTS {partition}_{suffix} ON {partition} ({column})"
+    for table, suffix, column in _INDEXED
+    for partition in partitions(table)
+)
+
+
+def _into_partitions(connection: duckdb.DuckDBPyConnection) -> None:
+    """Schema 5: each written table of an older file becomes its first partition, renamed in place (no
+    copy); the empty partition made with the tables just before is dropped first. A table the file never
+    had (run_turns, before version 4) is left to its empty partitions. DuckDB renames no table that has
+    an index, so the old indexes go, and each partition's are made with the views."""
+    for table, suffix, _ in _INDEXED:
+        connection.execute(f"DROP INDEX IF EXISTS {table}_{suffix}")
+    rows = connection.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
+    existing = {row[0] for row in rows}
+    for table in PARTITIONED:
+        if table in existing:
+            first = partitions(table)[0]
+            connection.execute(f"DROP TABLE {first}")
+            connection.execute(f"ALTER TABLE {table} RENAME TO {first}")
 
 
 # What opening a file of an older schema version adds to it, by the version that added it. Columns are
 # appended (DuckDB adds a column at the end): every insert names its columns, so their order is free.
-MIGRATIONS: dict[int, tuple[str, ...]] = {
+# From version 5 the written tables are partitions: a column is added to each (`partitions(table)`),
+# and the views, made again after every migration, show it.
+Migration = str | Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
     3: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'tool'",),
     # Conversations and turns (issue 21): the run_turns table (made with the tables, as any missing
@@ -241,25 +292,29 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # its execution span's calls it joined.
     5: (
         TABLES["executions"].replace("EXISTS executions (", "EXISTS executions_v5 ("),
-        "BEGIN TRANSACTION",
         "INSERT INTO executions_v5 BY NAME SELECT * FROM executions",
         "DROP TABLE executions",
         "ALTER TABLE executions_v5 RENAME TO executions",
         "ALTER TABLE tool_requests ADD COLUMN IF NOT EXISTS execution_call_index INTEGER",
         "UPDATE tool_requests SET execution_call_index = 0 WHERE execution_span_id IS NOT NULL",
-        "COMMIT",
     ),
+    # Two partitions per table the writer appends to (issue 17): the old table's rows are partition 0.
+    6: (_into_partitions,),
 }
 
 
 def create_schema_sql() -> list[str]:
-    return [*TABLES.values(), *VIEWS.values(), *INDEXES]
+    return [*create_tables_sql(), *create_views_sql()]
 
 
 def create_tables_sql() -> list[str]:
     """The tables alone: an older file is migrated before the views that read its new columns."""
-    return list(TABLES.values())
+    return [
+        ddl.replace(f"EXISTS {name} (", f"EXISTS {partition} (", 1)
+        for name, ddl in TABLES.items()
+        for partition in (partitions(name) if name in PARTITIONED else (name,))
+    ]
 
 
 def create_views_sql() -> list[str]:
-    return [*VIEWS.values(), *INDEXES]
+    return [*PARTITION_VIEWS.values(), *VIEWS.values(), *INDEXES]

@@ -32,6 +32,7 @@ from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.database import wal_files
 from collector.store.live_evidence import LiveRun, live_runs
+from collector.store.partitions import Partitions
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
     SPAN_SCHEMA,
@@ -42,6 +43,7 @@ from collector.store.rows import (
     run_turns_table,
     stamped,
 )
+from collector.store.schema import partitions
 from scoring.verdict.arrow_view import register_arrow
 
 log = logging.getLogger("tracescore.writer")
@@ -96,6 +98,10 @@ class WriterStats:
     checkpoints_deferred: int = 0  # refused while the scorer's cursor was replacing rows; retried soon
     checkpoint_seconds: float = 0.0
     last_checkpoint_seconds: float = 0.0
+    # The writer's transactions that overlapped a checkpoint, and the longest of them (begin to commit):
+    # what a checkpoint costs the acknowledgements and the run completions waiting on them.
+    commits_during_checkpoints: int = 0
+    longest_commit_during_checkpoint_seconds: float = 0.0
 
 
 @dataclass(slots=True)
@@ -158,7 +164,10 @@ class Writer:
         connection: duckdb.DuckDBPyConnection,
         settings: WriterSettings,
         on_complete: Callable[[list[CompletedTrace]], None] | None = None,
+        partitions: Partitions | None = None,
     ) -> None:
+        """`partitions`: shared with whoever else appends to partitioned tables of the file during a
+        checkpoint (online scoring's verdicts); the writer's own otherwise."""
         self._con = connection
         self._settings = settings
         self._on_complete = on_complete
@@ -178,12 +187,14 @@ class Writer:
         ((last_seq,),) = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchall()
         self._next_seq = last_seq + 1
         self._replayed = self._replay()
+        self._partitions = partitions or Partitions()
         self._checkpointer = Checkpointer(
             connection,
             _wal_of(connection),
             settings.checkpoint_interval_s,
             settings.checkpoint_wal_bytes,
             self._checkpointed,
+            before=self._partitions.switch,
         )
 
     # ---- called from other threads -------------------------------------------------------------
@@ -305,11 +316,14 @@ class Writer:
                 if stored_ids:
                     fresh = [e for e in fresh if e[0] not in stored_ids]
             table = stamped(_rows_of(jobs, fresh), seq, int(time.time() * 1e6))
-            self._con.begin()
-            stored = self._insert("spans", table)
-            if reopened:
-                self._reopen(sorted(reopened))
-            self._con.commit()
+            with self._partitions.writing():
+                began, generation = time.monotonic(), self._checkpointer.generation
+                self._con.begin()
+                stored = self._insert(self._partitions.active("spans"), table)
+                if reopened:
+                    self._reopen(sorted(reopened))
+                self._con.commit()
+                self._timed(began, generation)
         except Exception as exc:
             self._rollback()
             self._failed(exc)
@@ -396,18 +410,34 @@ class Writer:
 
     def _reopen(self, trace_ids: list[str]) -> None:
         """Mark the stored runs of these traces open again, inside the caller's transaction. Deleted and
-        inserted again rather than UPDATEd: an UPDATE takes DuckDB's global checkpoint lock (issue 17)."""
-        cursor = self._con.execute(
-            "DELETE FROM run_traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) RETURNING *", [trace_ids]
-        )
-        rows = cursor.fetchall()
-        columns = [d[0] for d in cursor.description or ()]
-        if rows:
-            status = columns.index("status")
-            self._con.executemany(
-                f"INSERT INTO run_traces ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                [(*row[:status], "open", *row[status + 1 :]) for row in rows],
+        inserted again rather than UPDATEd: an UPDATE takes DuckDB's global checkpoint lock (issue 17);
+        deleted from every partition, inserted into the active one."""
+        deleted = []  # per partition: its columns (their order may differ: schema 5) and rows
+        for partition in partitions("run_traces"):
+            cursor = self._con.execute(
+                f"DELETE FROM {partition} WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) RETURNING *",
+                [trace_ids],
             )
+            deleted.append(([d[0] for d in cursor.description or ()], cursor.fetchall()))
+        active = self._partitions.active("run_traces")
+        for columns, rows in deleted:
+            if rows:
+                status = columns.index("status")
+                self._con.executemany(
+                    f"INSERT INTO {active} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                    [(*row[:status], "open", *row[status + 1 :]) for row in rows],
+                )
+
+    def _timed(self, began: float, generation: int) -> None:
+        """Record a transaction of the writer that overlapped a checkpoint (its `generation` was odd
+        when the transaction began, or changed before it committed)."""
+        if generation % 2 == 0 and self._checkpointer.generation == generation:
+            return
+        took = time.monotonic() - began
+        self.stats.commits_during_checkpoints += 1
+        self.stats.longest_commit_during_checkpoint_seconds = max(
+            self.stats.longest_commit_during_checkpoint_seconds, took
+        )
 
     def _set_state(self, key: str, value: int) -> None:
         """Inside the caller's transaction. DELETE + INSERT, not INSERT OR REPLACE: an upsert takes
@@ -468,18 +498,25 @@ class Writer:
                 )
             replaced = [s.trace_id for s in due if s.persisted]
             floor = self._tracker.replay_floor(self._next_seq, excluding={s.trace_id for s in due})
-            self._con.begin()
-            if replaced:
-                for table in ("executions", "tool_requests", "run_traces", "run_turns"):
+            with self._partitions.writing():
+                began, generation = time.monotonic(), self._checkpointer.generation
+                self._con.begin()
+                # A run completed again replaces its rows, in whichever partition they are.
+                tables = ("executions", "tool_requests", "run_traces", "run_turns")
+                for partition in (p for table in tables for p in partitions(table)) if replaced else ():
                     self._con.execute(
-                        f"DELETE FROM {table} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
+                        f"DELETE FROM {partition} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
                     )
-            self._insert("executions", executions_table(executions), expressions=EXECUTION_EXPRESSIONS)
-            self._insert("tool_requests", requests_table(requests))
-            self._insert("run_traces", run_traces_table(runs, int(time.time() * 1e6)))
-            self._insert("run_turns", run_turns_table(runs))
-            self._set_state(_STATE_REPLAY_FLOOR, floor)
-            self._con.commit()
+                active = self._partitions.active
+                self._insert(
+                    active("executions"), executions_table(executions), expressions=EXECUTION_EXPRESSIONS
+                )
+                self._insert(active("tool_requests"), requests_table(requests))
+                self._insert(active("run_traces"), run_traces_table(runs, int(time.time() * 1e6)))
+                self._insert(active("run_turns"), run_turns_table(runs))
+                self._set_state(_STATE_REPLAY_FLOOR, floor)
+                self._con.commit()
+                self._timed(began, generation)
         except Exception as exc:
             self._rollback()
             self._failed(exc)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import duckdb
 
 from scoring.spec.specs import Spec
+from scoring.verdict.table import VERDICT_PARTITIONS
 
 STORED_COLUMNS = (
     "run_id, trace_id, task_id, spec, spec_fingerprint, profile, label, passed, value, reason, checks, "
@@ -28,7 +29,15 @@ def insert(connection: duckdb.DuckDBPyConnection, spec: Spec, runs: str, source:
         [spec.name],
     ).fetchone()
     verb = "INSERT OR REPLACE INTO" if replaces else "INSERT INTO"
+    first, *others = VERDICT_PARTITIONS
+    if replaces:  # a key replaced lives in either partition (scoring/verdict/table.py)
+        for partition in others:
+            connection.execute(
+                f"DELETE FROM {partition} v USING {runs} r WHERE v.run_id = r.run_id "
+                "AND v.run_version = r.version AND v.spec = ?",
+                [spec.name],
+            )
     row = connection.execute(
-        f"{verb} verdicts ({STORED_COLUMNS}, scored_at) SELECT {STORED_COLUMNS}, ? FROM {source}", [at]
+        f"{verb} {first} ({STORED_COLUMNS}, scored_at) SELECT {STORED_COLUMNS}, ? FROM {source}", [at]
     ).fetchone()
     return int(row[0]) if row else 0

@@ -19,3 +19,15 @@ def execute_ddl(connection: duckdb.DuckDBPyConnection, statement: str) -> None:
         if ZSTD not in statement:
             raise
         connection.execute(statement.replace(ZSTD, ""))
+
+
+def supports_zstd(connection: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this file takes a ZSTD column, asked with a table made and dropped at once: inside a
+    transaction a refused statement would end it, so a migration asks first."""
+    probe = "tracescore_zstd_probe"
+    try:
+        connection.execute(f"CREATE TABLE {probe} (text VARCHAR{ZSTD})")
+    except duckdb.BinderException:
+        return False
+    connection.execute(f"DROP TABLE {probe}")
+    return True

@@ -21,8 +21,13 @@ from scoring.verdict.record import Verdict, verdict_text
 # stores it ~4x smaller than DuckDB's default string compression, in half the time (bench/README.md).
 # Files whose storage version predates it get the plain table (scoring/verdict/ddl.py).
 
-DDL = (
-    """
+# Two partitions behind a view named `verdicts`, as the collector's written tables (docs/storage.md,
+# "Partitions"): online scoring stores into the one a checkpoint is not writing, because until DuckDB
+# 2.1 a commit appending to a table the checkpoint writes waits for it, and holds every other commit
+# of the file meanwhile, the writer's too (bench/README.md, "Checkpoints").
+VERDICT_PARTITIONS = ("verdicts_p0", "verdicts_p1")
+
+_TABLE = """
     CREATE TABLE IF NOT EXISTS verdicts (
         run_id VARCHAR NOT NULL,
         trace_id VARCHAR NOT NULL,
@@ -44,10 +49,17 @@ DDL = (
         scored_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
         verdict JSON NOT NULL USING COMPRESSION zstd,
         PRIMARY KEY (run_id, spec, run_version)
-    )""",
-    # Conversation verdicts (issue 21) are keyed on the conversation id in `run_id`; this column tells
-    # them apart (NULL for a run's verdict). Added to files made before it.
-    "ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS conversation_id VARCHAR",
+    )"""
+# Conversation verdicts (issue 21) are keyed on the conversation id in `run_id`; this column tells
+# them apart (NULL for a run's verdict). Added to files made before it.
+_CONVERSATION_COLUMN = "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS conversation_id VARCHAR"
+
+DDL = (
+    *(_TABLE.replace("EXISTS verdicts (", f"EXISTS {p} (", 1) for p in VERDICT_PARTITIONS),
+    *(_CONVERSATION_COLUMN.format(table=p) for p in VERDICT_PARTITIONS),
+    # BY NAME: a file's verdicts from before the partitions are partition 0, conversation_id last.
+    "CREATE OR REPLACE VIEW verdicts AS "
+    + " UNION ALL BY NAME ".join(f"SELECT * FROM {p}" for p in VERDICT_PARTITIONS),
     # The latest verdict of each (run, spec), folded per task: pass rates without pass@k (see `report`).
     """
     CREATE OR REPLACE VIEW task_results AS
@@ -73,6 +85,21 @@ DDL = (
 
 
 def ensure_verdict_schema(connection: duckdb.DuckDBPyConnection) -> None:
+    """Create the verdict tables and views; a `verdicts` table from before the partitions becomes
+    partition 0 in place (renamed, in one transaction)."""
+    rows = connection.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'verdicts'"
+    ).fetchall()
+    if rows[0][0]:
+        connection.begin()
+        try:
+            connection.execute(_CONVERSATION_COLUMN.format(table="verdicts"))
+            connection.execute(f"DROP TABLE IF EXISTS {VERDICT_PARTITIONS[0]}")
+            connection.execute(f"ALTER TABLE verdicts RENAME TO {VERDICT_PARTITIONS[0]}")
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
     for statement in DDL:
         execute_ddl(connection, statement)
 
@@ -113,10 +140,14 @@ def store_verdicts(
     texts: Sequence[str] | None = None,
     *,
     in_transaction: bool = False,
+    into: str = VERDICT_PARTITIONS[0],
 ) -> int:
-    """Store verdicts (replacing one with the same run, spec and run version); `texts` are their
-    `verdict_json`, when the caller already has them. The replacement is one transaction of its own,
-    unless the caller says it holds one open (`in_transaction`)."""
+    """Store verdicts (replacing one with the same run, spec and run version, in either partition) into
+    the partition `into`; `texts` are their `verdict_json`, when the caller already has them. The
+    replacement is one transaction of its own, unless the caller says it holds one open
+    (`in_transaction`)."""
+    if into not in VERDICT_PARTITIONS:
+        raise ValueError(f"verdicts are stored into one of {VERDICT_PARTITIONS}, not {into!r}")
     batch = list(verdicts)
     if not batch:
         return 0
@@ -151,12 +182,13 @@ def store_verdicts(
     if owned:
         connection.begin()
     try:
+        for partition in VERDICT_PARTITIONS:
+            connection.execute(
+                f"DELETE FROM {partition} WHERE (run_id, spec, run_version) IN "
+                "(SELECT (run_id, spec, run_version) FROM _batch_verdicts)"
+            )
         connection.execute(
-            "DELETE FROM verdicts WHERE (run_id, spec, run_version) IN "
-            "(SELECT (run_id, spec, run_version) FROM _batch_verdicts)"
-        )
-        connection.execute(
-            f"INSERT INTO verdicts ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}, conversation_id) "
+            f"INSERT INTO {into} ({', '.join(_COLUMNS)}, {', '.join(_PART_COLUMNS)}, conversation_id) "
             f"SELECT {', '.join(_COLUMNS)}, {parts} FROM _batch_verdicts"
         )
         if owned:

@@ -154,7 +154,7 @@ def _trace(
         run_id, trace_id or f"trace-{run_id}", "root", task, "svc", "agent", None, NOW, NOW,
         2, 1, 0, "{}", status, version, NOW - ago, 1, 1,
     ]  # fmt: skip
-    con.execute(f"INSERT INTO run_traces VALUES ({', '.join('?' * len(row))})", row)
+    con.execute(f"INSERT INTO run_traces_p0 VALUES ({', '.join('?' * len(row))})", row)
 
 
 def _verdict(con: duckdb.DuckDBPyConnection, run_id: str, spec: Spec, version: int = 1) -> None:

@@ -208,6 +208,35 @@ def test_checkpoints_and_the_time_they_take_are_in_the_metrics(tmp_path: Path) -
         assert server.stop() == 0, server.log()
 
 
+def test_commits_during_checkpoints_go_to_the_other_partition_and_are_timed_in_the_metrics(
+    tmp_path: Path,
+) -> None:
+    """Issue 17: the writer appends to one partition of each table while a checkpoint writes the other,
+    and /metrics shows how long its transactions that overlapped a checkpoint took. Requests are sent
+    until one commit overlapped a checkpoint; every acknowledged span is then stored once, read through
+    the `spans` view, and the checkpoints have moved the writer between the two partitions."""
+    server = ServeProcess(tmp_path / "p.duckdb", env={"TRACESCORE_CHECKPOINT_SECONDS": "1"}).start()
+    sent = 0
+    try:
+        deadline = time.monotonic() + 60
+        # Sending across two switches at least, so that both partitions get spans.
+        while (
+            _metric(server, "tracescore_commits_during_checkpoints_total") < 1
+            or _metric(server, "tracescore_checkpoints_total") < 3
+        ):
+            assert time.monotonic() < deadline, "no commit overlapped a checkpoint in 60 s"
+            _, spans = _agent_trace(new_trace_id(), tools=3)
+            assert post_json(server.http_url, request(spans)) == (200, {})
+            sent += len(spans)
+        assert _metric(server, "tracescore_longest_commit_during_checkpoint_seconds") > 0
+        assert _metric(server, "tracescore_checkpoints_total") >= 1
+    finally:
+        assert server.stop() == 0, server.log()
+    assert server.query("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans") == [(sent, sent)]
+    in_each = server.query("SELECT (SELECT count(*) FROM spans_p0), (SELECT count(*) FROM spans_p1)")
+    assert all(count > 0 for count in in_each[0]), in_each
+
+
 def test_a_timed_checkpoint_refused_while_scoring_writes_is_retried_soon(tmp_path: Path) -> None:
     # DuckDB refuses a plain CHECKPOINT while another cursor's transaction that replaced rows is open.
     # Online scoring once stored verdicts that way (it deletes and inserts now); any other upsert still

@@ -9,6 +9,7 @@ crash that makes the restarted server re-read traces whose runs were already com
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import urllib.request
@@ -22,6 +23,7 @@ import pytest
 from collector.decode.prepare import prepare_spans
 from collector.model.domain import Resource, Span
 from collector.store.database import open_writer
+from collector.store.schema import partitions
 from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
@@ -51,6 +53,10 @@ def _span(trace_id: str, span_id: str, parent: str | None = None) -> Span:
         links=(),
         resource=Resource({}, "tests", ""),
     )
+
+
+def _tool_span(trace_id: str, span_id: str, parent: str) -> Span:
+    return dataclasses.replace(_span(trace_id, span_id, parent), name="execute_tool lookup", attributes=TOOL)
 
 
 def _job(spans: list[Span], answers: list[BaseException | None]) -> WriteJob:
@@ -119,6 +125,47 @@ def test_a_resend_after_the_trace_left_memory_is_stored_once_and_reopens_nothing
     assert connection.execute(
         "SELECT version, status FROM run_traces WHERE trace_id = ?", [trace_id]
     ).fetchall() == [(1, "complete")]
+
+
+def _by_partition(con: duckdb.DuckDBPyConnection, table: str, trace_id: str) -> list[int]:
+    return [
+        int(con.execute(f"SELECT count(*) FROM {p} WHERE trace_id = ?", [trace_id]).fetchall()[0][0])
+        for p in partitions(table)
+    ]
+
+
+def test_a_run_completed_again_after_a_partition_switch_replaces_its_rows_in_both_partitions(
+    connection: duckdb.DuckDBPyConnection,
+) -> None:
+    """Each written table is two partitions and the writer turns to the other at every checkpoint
+    (issue 17): keys are no longer enforced by one table, so a run completed in one partition and again
+    in the other (a late tool span) must leave one row per key, and a re-send after the switch must not
+    store its spans twice."""
+    writer = Writer(connection, WriterSettings(grace_s=0.05, completion_interval_s=0.01))
+    trace_id, root, tool = new_trace_id(), new_span_id(), new_span_id()
+    answers: list[BaseException | None] = []
+    writer.start()
+    writer.submit(_job([_span(trace_id, root), _tool_span(trace_id, tool, root)], answers))
+    _wait(lambda: writer.stats.traces_completed == 1)
+    assert _by_partition(connection, "executions", trace_id) == [1, 0]
+    assert writer._checkpointer.checkpoint()  # what the timer does: switch, then checkpoint
+    late = new_span_id()
+    writer.submit(_job([_tool_span(trace_id, late, root), _span(trace_id, root)], answers))
+    _wait(lambda: writer.stats.traces_completed == 2)
+    writer.stop()
+    assert answers == [None, None]
+    assert _by_partition(connection, "spans", trace_id) == [2, 1]
+    assert _by_partition(connection, "executions", trace_id) == [0, 2]
+    assert _by_partition(connection, "run_traces", trace_id) == [0, 1]
+    assert connection.execute(
+        "SELECT version, status, n_executions FROM run_traces WHERE trace_id = ?", [trace_id]
+    ).fetchall() == [(2, "complete", 2)]
+    assert sorted(
+        r[0]
+        for r in connection.execute(
+            "SELECT span_id FROM executions WHERE trace_id = ?", [trace_id]
+        ).fetchall()
+    ) == sorted([tool, late])
 
 
 # ---- a real server: verdicts across a crash --------------------------------------------------------

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from collector.store.database import open_writer
-from collector.store.schema import SCHEMA_VERSION
+from collector.store.schema import PARTITIONED, SCHEMA_VERSION, VIEWS, partitions
 from collector.store.schema import TABLES as TABLES_DDL
 from scoring import ensure_verdict_schema
 
@@ -30,11 +30,34 @@ def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_ve
                 "INSERT INTO tracescore_state VALUES ('probe', 1) ON CONFLICT DO UPDATE SET value = 1"
             )
             tables = {
-                row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+                row[0]
+                for row in connection.execute("SELECT table_name FROM information_schema.tables").fetchall()
             }
             assert tables >= TABLES
         finally:
             connection.close()
+
+
+def _unpartition(connection: duckdb.DuckDBPyConnection) -> None:
+    """Turn a file of this version back into the shape of version 4: each written table one table of its
+    own name (partition 0 renamed back; partition 1 is empty here), with the indexes of then."""
+    connection.execute("DROP VIEW conversations")
+    connection.execute("DROP VIEW runs")
+    for index in connection.execute("SELECT index_name FROM duckdb_indexes()").fetchall():
+        connection.execute(f"DROP INDEX {index[0]}")
+    for table in PARTITIONED:
+        first, second = partitions(table)
+        assert connection.execute(f"SELECT count(*) FROM {second}").fetchall() == [(0,)]
+        connection.execute(f"DROP VIEW {table}")
+        connection.execute(f"DROP TABLE {second}")
+        connection.execute(f"ALTER TABLE {first} RENAME TO {table}")
+    connection.execute("CREATE INDEX run_traces_by_run ON run_traces (run_id)")
+    connection.execute("CREATE INDEX run_traces_by_trace ON run_traces (trace_id)")
+    connection.execute("CREATE INDEX run_turns_by_conversation ON run_turns (conversation_id)")
+    for view in VIEWS.values():
+        connection.execute(view)
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (4)")
 
 
 def _version_4_executions(connection: duckdb.DuckDBPyConnection) -> None:
@@ -59,6 +82,7 @@ def test_an_older_file_gains_the_columns_added_since(tmp_path: Path, old_version
     'tool': no older version recognised handoffs)."""
     path = tmp_path / f"v{old_version}.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     _version_4_executions(connection)
     connection.execute(
         "INSERT INTO executions (run_id, trace_id, span_id, tool_name, error, paused, from_history, "
@@ -88,6 +112,7 @@ def test_a_version_3_file_gains_the_conversation_table_and_views(tmp_path: Path)
     conversation, and the `runs` and `conversations` views read the new table."""
     path = tmp_path / "v3.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     connection.execute(
         "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
         "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
@@ -108,7 +133,7 @@ def test_a_version_3_file_gains_the_conversation_table_and_views(tmp_path: Path)
         conversations = connection.execute("SELECT count(*) FROM conversations").fetchone()
     finally:
         connection.close()
-    assert max(versions) == SCHEMA_VERSION >= 4
+    assert max(versions) == SCHEMA_VERSION
     assert runs == [("r", None, None, False)]
     assert conversations == (0,)
 
@@ -120,6 +145,7 @@ def test_a_file_from_before_conversations_read_without_upgrade_has_none(tmp_path
 
     path = tmp_path / "v2.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     connection.execute("DROP VIEW conversations")
     connection.execute("DROP TABLE run_turns")
     connection.close()
@@ -131,10 +157,11 @@ def test_a_file_from_before_conversations_read_without_upgrade_has_none(tmp_path
 def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path) -> None:
     """Schema version 5 keyed executions by (trace, span, call_index), so that one span may record
     several calls (Haystack 2's ToolInvoker): a version 4 file, whose executions were keyed by (trace,
-    span), is rebuilt in place, its rows kept as each span's call 0, its joined requests pointing at
-    call 0; a second call of the same span can then be stored."""
+    span), is rebuilt in place (then moved into partitions by version 6), its rows kept as each span's call
+    0, its joined requests pointing at call 0; a second call of the same span can then be stored."""
     path = tmp_path / "v4.duckdb"
     connection = open_writer(path)
+    _unpartition(connection)
     _version_4_executions(connection)
     connection.execute(
         "INSERT INTO executions (run_id, trace_id, span_id, tool_name, error, paused, from_history, "
@@ -159,13 +186,13 @@ def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path)
             "SELECT position, execution_span_id, execution_call_index FROM tool_requests ORDER BY position"
         ).fetchall()
         connection.execute(
-            "INSERT INTO executions (run_id, trace_id, span_id, call_index, tool_name, error, paused, "
+            "INSERT INTO executions_p0 (run_id, trace_id, span_id, call_index, tool_name, error, paused, "
             "from_history, convention, ingest_seq) "
             "VALUES ('r', 't', 's', 1, 'get_weather', false, false, false, 'haystack', 2)"
         )
         with pytest.raises(duckdb.ConstraintException):
             connection.execute(
-                "INSERT INTO executions (run_id, trace_id, span_id, call_index, tool_name, error, paused, "
+                "INSERT INTO executions_p0 (run_id, trace_id, span_id, call_index, tool_name, error, paused, "
                 "from_history, convention, ingest_seq) "
                 "VALUES ('r', 't', 's', 1, 'get_weather', false, false, false, 'haystack', 3)"
             )
@@ -175,3 +202,80 @@ def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path)
     assert stored == [("s", 0, "get_weather", '{"city": "Paris"}')]
     assert joined == [(0, "s", 0), (1, None, None)]
     assert "executions_v5" not in tables
+
+
+def test_a_version_4_file_is_moved_into_partitions_in_place(tmp_path: Path) -> None:
+    """Schema version 6 (issue 17) made each written table two partitions behind a view of its name: a
+    file written before keeps its rows, now in partition 0, read through the views (and through `runs`,
+    which reads the `run_traces` view), with each partition's indexes; opening it again changes nothing."""
+    path = tmp_path / "v4.duckdb"
+    connection = open_writer(path)
+    _unpartition(connection)
+    connection.execute(
+        "INSERT INTO run_traces (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, status, "
+        "version, completed_at, min_seq, max_seq) VALUES ('r', 't', 's', 1, 0, 0, 'complete', 1, now(), 1, 1)"
+    )
+    connection.execute(
+        "INSERT INTO spans (trace_id, span_id, name, kind, status_code, ingest_seq, received_at) "
+        "VALUES ('t', 's', 'root', 1, 0, 1, now())"
+    )
+    connection.close()
+
+    for _ in range(2):
+        connection = open_writer(path)
+        try:
+            kinds = dict(
+                connection.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
+            )
+            first = {
+                t: connection.execute(f"SELECT count(*) FROM {t}_p0").fetchall()[0][0] for t in PARTITIONED
+            }
+            runs = connection.execute("SELECT run_id, n_traces, status FROM runs").fetchall()
+            spans = connection.execute("SELECT trace_id, span_id FROM spans").fetchall()
+            indexes = {
+                r[0]: r[1]
+                for r in connection.execute("SELECT index_name, table_name FROM duckdb_indexes()").fetchall()
+            }
+            versions = [r[0] for r in connection.execute("SELECT version FROM schema_version").fetchall()]
+        finally:
+            connection.close()
+        assert {t: kinds[t] for t in PARTITIONED} == dict.fromkeys(PARTITIONED, "VIEW")
+        assert all(kinds[p] == "BASE TABLE" for t in PARTITIONED for p in partitions(t))
+        assert first == {**dict.fromkeys(PARTITIONED, 0), "run_traces": 1, "spans": 1}
+        assert runs == [("r", 1, "complete")]
+        assert spans == [("t", "s")]
+        assert indexes["run_traces_p0_by_run"] == "run_traces_p0"
+        assert indexes["run_traces_p1_by_trace"] == "run_traces_p1"
+        assert "run_traces_by_run" not in indexes
+        assert versions == [4, SCHEMA_VERSION]
+
+
+def test_a_verdicts_table_from_before_the_partitions_becomes_partition_0(tmp_path: Path) -> None:
+    """The verdicts table (scoring's) moves into partitions as the collector's tables do, when the verdict
+    schema is next ensured: its rows kept, the key still replaced across both partitions, and the
+    partitions named as the writer names them (collector/store/schema.py)."""
+    from scoring import store_verdicts
+    from scoring.verdict.record import error_verdict
+    from scoring.verdict.table import DDL, VERDICT_PARTITIONS
+
+    assert partitions("verdicts") == VERDICT_PARTITIONS
+    old = error_verdict("r", "t", None, "s", "f", "default", 1, "old")
+    with duckdb.connect(str(tmp_path / "v.duckdb")) as connection:
+        connection.execute(DDL[0].replace("EXISTS verdicts_p0 (", "EXISTS verdicts (", 1))
+        store_verdicts_old = (
+            "INSERT INTO verdicts (run_id, trace_id, spec, spec_fingerprint, profile, label, run_version, "
+            "schema_version, verdict) VALUES ('r', 't', 's', 'f', 'default', 'error', 1, 1, '{}')"
+        )
+        connection.execute(store_verdicts_old)
+        for _ in range(2):
+            ensure_verdict_schema(connection)
+        kinds = dict(
+            connection.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall()
+        )
+        assert kinds["verdicts"] == "VIEW"
+        assert kinds["verdicts_p0"] == kinds["verdicts_p1"] == "BASE TABLE"
+        assert connection.execute("SELECT count(*) FROM verdicts_p0").fetchall() == [(1,)]
+        store_verdicts(connection, [old], into="verdicts_p1")  # the same key, now in the other partition
+        rows = connection.execute("SELECT run_id, reason, conversation_id FROM verdicts").fetchall()
+        assert rows == [("r", old.reason, None)]
+        assert connection.execute("SELECT count(*) FROM verdicts_p1").fetchall() == [(1,)]

@@ -27,6 +27,7 @@ from scoring.batch import score
 from scoring.batch._plan import not_compiled
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.spec.select import selects
+from scoring.verdict.table import VERDICT_PARTITIONS
 from tests._history import Call, RunPlan, build_history
 
 TASKS = [f"task-{i}" for i in range(6)]
@@ -120,7 +121,8 @@ def test_only_sql_specs_and_only_python_specs(
     for part in ([s for s in specs if not_compiled(s) is None], [s for s in specs if not_compiled(s)]):
         assert list(score_history(connection, part)) == _naive(connection, part)
         ensure_verdict_schema(connection)
-        connection.execute("DELETE FROM verdicts")
+        for partition in VERDICT_PARTITIONS:
+            connection.execute(f"DELETE FROM {partition}")
         assert store_history(connection, part) == len(_naive(connection, part))
         stored = connection.execute("SELECT run_id, spec, label FROM verdicts ORDER BY ALL").fetchall()
         assert stored == sorted((v.run_id, v.spec, v.label) for v in _naive(connection, part))
