@@ -1,0 +1,149 @@
+"""The per-span facts every SQL adapter reads, parsed once per span: the SQL side of recognition.
+
+Spans arrive as the `spans` table stores them (collector/store/rows.py, `SPAN_SCHEMA`): attributes,
+events and resource attributes as JSON text. `json_transform` reads every attribute an adapter looks at
+in one parse, each kept as JSON so its type is still known: Python's adapters treat a string, a number
+and a boolean differently, and the SQL must tell them apart to give the same answer.
+
+The helpers below write the SQL for one attribute read the way `conventions.py` reads it, so each
+adapter's query reads like its Python twin.
+"""
+
+from __future__ import annotations
+
+import json
+
+# Every attribute an execution or request adapter written in SQL reads.
+KEYS = (
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.status",
+    "gen_ai.output.messages",
+    "gcp.vertex.agent.tool_call_args",
+    "gcp.vertex.agent.llm_response",
+    "openinference.span.kind",
+    "tool_arguments",
+    "tool_response",
+    "mcp.method.name",
+    "traceloop.span.kind",
+    "traceloop.entity.name",
+    "traceloop.entity.input",
+    "traceloop.entity.output",
+    "tool.name",
+    "tool.id",
+    "tool_call.id",
+    "input.value",
+    "output.value",
+    "ai.operationId",
+    "ai.toolCall.name",
+    "ai.toolCall.args",
+    "ai.toolCall.result",
+    "ai.toolCall.id",
+    "ai.response.toolCalls",
+    "haystack.tool.name",
+    "haystack.tool.error",
+    "tracescore.tool.paused",
+    "tracescore.tool.pause_reason",
+    "tracescore.tool.from_history",
+    "pydantic_ai.tool.deferral.name",
+    "pydantic_ai.tool.failure_stage",
+    "error.type",
+    "logfire.msg",
+)
+
+# Attributes read as text (Python's `_text`: `str(value)` unless absent or empty). `str()` of an integer
+# is its JSON text; of a boolean, a float or a structure it is not, so a span carrying one of those in
+# such a key is left to the Python adapters.
+TEXT_KEYS = (
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "openinference.span.kind",
+    "mcp.method.name",
+    "traceloop.span.kind",
+    "traceloop.entity.name",
+    "tool.name",
+    "tool.id",
+    "tool_call.id",
+    "ai.operationId",
+    "ai.toolCall.name",
+    "ai.toolCall.id",
+    "tracescore.tool.pause_reason",
+    "pydantic_ai.tool.deferral.name",
+    "pydantic_ai.tool.failure_stage",
+    "error.type",
+    "logfire.msg",
+    "gen_ai.tool.status",
+)
+
+_STRUCTURE = json.dumps(dict.fromkeys(KEYS, "JSON"))
+
+
+def attr(key: str) -> str:
+    """The attribute as JSON (SQL NULL when absent)."""
+    return f'a."{key}"'
+
+
+def text(key: str) -> str:
+    """The attribute as Python's `_text` reads it: NULL when absent or empty."""
+    return f"nullif({attr(key)} ->> '$', '')"
+
+
+def equals(key: str, value: str) -> str:
+    """The attribute is this string (Python's `attrs.get(key) == value`)."""
+    return f"({attr(key)} ->> '$' = '{value}' AND json_type({attr(key)}) = 'VARCHAR')"
+
+
+def is_true(key: str) -> str:
+    """The attribute is the boolean true (Python's `attrs.get(key) is True`)."""
+    return f"coalesce(json_type({attr(key)}) = 'BOOLEAN' AND {attr(key)}::VARCHAR = 'true', false)"
+
+
+def present(key: str) -> str:
+    """The attribute is there (a null value is sent to Python: see `_ODD`)."""
+    return f"({attr(key)} IS NOT NULL)"
+
+
+def stored_value(expression: str) -> str:
+    """A value as the executions table is written from Python: text as it is, anything else as JSON."""
+    return (
+        f"CASE WHEN json_type({expression}) = 'VARCHAR' THEN {expression} ->> '$' "
+        f"ELSE {expression}::VARCHAR END"
+    )
+
+
+_TEXT_TYPES = "('VARCHAR', 'BIGINT', 'UBIGINT')"
+_ODD_TEXT = " OR ".join(f"coalesce(json_type({attr(k)}) NOT IN {_TEXT_TYPES}, false)" for k in TEXT_KEYS)
+# A null attribute value (an unset AnyValue): Python tells "present as None" from "absent", which
+# json_transform does not. Inside a string value the quote before `:null` is escaped, so this finds
+# nulls of the attributes themselves (and of structured values: sent to Python too, to be safe).
+_NULL_VALUE = r"""regexp_matches(attributes, '[^\\]":null[,}]')"""
+
+
+def facts(relation: str) -> str:
+    """The facts of each span of `relation` (a table or view with the `spans` table's columns)."""
+    return f"""
+    SELECT
+        trace_id, span_id, parent_span_id, name, kind, status_code,
+        coalesce(status_message, '') AS status_message, service_name, scope_name,
+        epoch_ns(start_time) AS start_ns, epoch_ns(end_time) AS end_ns,
+        attributes, a, event_names, exception,
+        ({_ODD_TEXT}) OR {_NULL_VALUE}
+            OR coalesce(json_type(exception, '$."exception.type"') NOT IN {_TEXT_TYPES}, false)
+            OR coalesce(json_type(exception, '$."exception.message"') NOT IN {_TEXT_TYPES}, false)
+            AS odd,
+        {_NULL_VALUE} AS nulls
+    FROM (
+        SELECT *,
+            json_transform(attributes, '{_STRUCTURE}') AS a,
+            CASE WHEN events = '[]' THEN []::VARCHAR[]
+                 ELSE json_extract_string(events, '$[*].name') END AS event_names,
+            CASE WHEN events = '[]' THEN NULL
+                 ELSE list_filter(json_extract(events, '$[*]'), lambda e: e ->> 'name' = 'exception')[1]
+                      -> 'attributes' END AS exception
+        FROM {relation}
+    )
+    """
