@@ -10,7 +10,7 @@ whose validity the two JSON parsers might judge differently. The parity suite
 
 from __future__ import annotations
 
-from collector.recognise._sql_facts import attr, equals, is_true, present, stored_value, text
+from collector.recognise._sql_facts import ODD, attr, equals, is_string, is_true, present, stored_value, text
 
 _ADK_SCOPE = "gcp.vertex.agent"
 _STRANDS_SCOPE = "strands.telemetry.tracer"
@@ -38,10 +38,25 @@ def _quoted(values: tuple[str, ...]) -> str:
 
 _GENAI_ENTRY = f"({equals('gen_ai.operation.name', 'execute_tool')} OR name = 'running tool')"
 
+# A span any adapter of `conventions.ADAPTERS` may claim (each adapter's first test).
+_ANY_ENTRY = " OR ".join(
+    [
+        equals("mcp.method.name", "tools/call"),
+        equals("traceloop.span.kind", "tool"),
+        _GENAI_ENTRY,
+        equals("openinference.span.kind", "TOOL"),
+        f"({equals('openinference.span.kind', 'AGENT')} AND {present('tool.name')})",
+        equals("ai.operationId", "ai.toolCall"),
+        "name = 'haystack.agent.step.tool'",
+    ]
+)
+
 # Which adapter reads each span, in `conventions.ADAPTERS`' order; NULL when none claims it.
 OWNER = f"""
 CASE
-    WHEN odd THEN 'python'
+    WHEN nulls THEN 'python'
+    WHEN NOT ({_ANY_ENTRY}) THEN NULL
+    WHEN {ODD} THEN 'python'
     WHEN {equals("mcp.method.name", "tools/call")} THEN 'python'
     WHEN {equals("traceloop.span.kind", "tool")} THEN
         CASE WHEN scope_name IN ({_quoted(_TRACELOOP_UNWRAPPED)}) THEN 'python' ELSE 'traceloop' END
@@ -70,48 +85,58 @@ _GENAI_NAME = (
 )
 _GENAI_CALL_ID = f"nullif({text('gen_ai.tool.call.id')}, '<not specified>')"
 
-# One SELECT per adapter: (convention, tool_name, raw arguments as JSON, unwrap?, result as JSON, call_id).
-ADAPTERS = {
-    "gen_ai": f"""
-        SELECT *, 'gen_ai' AS convention, {_GENAI_NAME} AS tool_name,
-            {attr("gen_ai.tool.call.arguments")} AS args, false AS unwrap,
-            {attr("gen_ai.tool.call.result")} AS result_json, {_GENAI_CALL_ID} AS call_id
-        FROM owned WHERE owner = 'gen_ai'""",
-    "pydantic_ai_v2": f"""
-        SELECT *, 'pydantic_ai_v2' AS convention, {_GENAI_NAME} AS tool_name,
-            {attr("tool_arguments")} AS args, false AS unwrap,
-            {attr("tool_response")} AS result_json, {_GENAI_CALL_ID} AS call_id
-        FROM owned WHERE owner = 'pydantic_ai_v2'""",
-    "traceloop": f"""
-        SELECT *, 'traceloop' AS convention,
-            coalesce({text("traceloop.entity.name")}, {text("gen_ai.tool.name")},
-                     CASE WHEN suffix(name, '.tool') THEN left(name, length(name) - 5) ELSE name END)
-                AS tool_name,
-            coalesce({attr("traceloop.entity.input")}, {attr("gen_ai.tool.call.arguments")}) AS args,
-            true AS unwrap,
-            coalesce({attr("traceloop.entity.output")}, {attr("gen_ai.tool.call.result")}) AS result_json,
-            {text("gen_ai.tool.call.id")} AS call_id
-        FROM owned WHERE owner = 'traceloop'""",
-    "openinference": f"""
-        SELECT *, 'openinference' AS convention, coalesce({text("tool.name")}, name) AS tool_name,
-            CASE WHEN {equals("input.value", "__REDACTED__")} THEN NULL ELSE {attr("input.value")} END
-                AS args,
-            false AS unwrap, {attr("output.value")} AS result_json,
-            coalesce({text("tool.id")}, {text("tool_call.id")}) AS call_id
-        FROM owned WHERE owner = 'openinference'""",
-    "vercel_ai": f"""
-        SELECT *, 'vercel_ai' AS convention, {attr("ai.toolCall.name")} ->> '$' AS tool_name,
-            {attr("ai.toolCall.args")} AS args, false AS unwrap,
-            {attr("ai.toolCall.result")} AS result_json, {text("ai.toolCall.id")} AS call_id
-        FROM owned WHERE owner = 'vercel_ai'""",
+# Each adapter's reading of the spans it owns: (tool name, arguments and result as JSON, call id, and
+# whether Traceloop's `{"args", "kwargs"}` wrapper is taken off the arguments).
+ADAPTERS: dict[str, dict[str, str]] = {
+    "gen_ai": {
+        "tool_name": _GENAI_NAME,
+        "args": attr("gen_ai.tool.call.arguments"),
+        "result_json": attr("gen_ai.tool.call.result"),
+        "call_id": _GENAI_CALL_ID,
+    },
+    "pydantic_ai_v2": {
+        "tool_name": _GENAI_NAME,
+        "args": attr("tool_arguments"),
+        "result_json": attr("tool_response"),
+        "call_id": _GENAI_CALL_ID,
+    },
+    "traceloop": {
+        "tool_name": f"""coalesce({text("traceloop.entity.name")}, {text("gen_ai.tool.name")},
+            CASE WHEN suffix(name, '.tool') THEN left(name, length(name) - 5) ELSE name END)""",
+        "args": f"""coalesce({attr("traceloop.entity.input")}, {attr("gen_ai.tool.call.arguments")})""",
+        "result_json": f"""coalesce({attr("traceloop.entity.output")}, {attr("gen_ai.tool.call.result")})""",
+        "call_id": text("gen_ai.tool.call.id"),
+        "unwrap": "true",
+    },
+    "openinference": {
+        "tool_name": f"""coalesce({text("tool.name")}, name)""",
+        # OpenInference's TraceConfig(hide_inputs=True) writes this instead of the input.
+        "args": f"""CASE WHEN NOT {equals("input.value", "__REDACTED__")} THEN {attr("input.value")} END""",
+        "result_json": attr("output.value"),
+        "call_id": f"""coalesce({text("tool.id")}, {text("tool_call.id")})""",
+    },
+    "vercel_ai": {
+        "tool_name": f"""{attr("ai.toolCall.name")} ->> '$'""",
+        "args": attr("ai.toolCall.args"),
+        "result_json": attr("ai.toolCall.result"),
+        "call_id": text("ai.toolCall.id"),
+    },
 }
 
-# Argument text both JSON readers surely judge alike: valid for DuckDB, and none of what DuckDB
-# accepts and Python refuses (NaN, Infinity, trailing commas) nor nesting
-# deep enough for Python's recursion limit.
-STRICT_JSON_TEXT = r"""(json_valid({0})
-    AND NOT regexp_matches({0}, 'NaN|Infinity|,\s*[\]}}]')
-    AND length({0}) - length(replace(replace({0}, '[', ''), '{{', '')) < 500)"""
+
+def _by_owner(column: str, default: str = "NULL") -> str:
+    branches = " ".join(
+        f"WHEN '{name}' THEN {reading[column]}" for name, reading in ADAPTERS.items() if column in reading
+    )
+    return f"CASE owner {branches} ELSE {default} END"
+
+
+# JSON text both parsers judge alike when DuckDB finds it valid: none of what DuckDB accepts and
+# Python refuses (NaN, Infinity, trailing commas), and too short to nest as deep as Python's recursion
+# limit (~990 levels need ~1,980 characters).
+PYTHON_SAFE_TEXT = r"""(NOT regexp_matches({0}, 'NaN|Infinity|,\s*[\]}}]')
+    AND (length({0}) < 1900 OR length({0}) - length(replace(replace({0}, '[', ''), '{{', '')) < 900))"""
+STRICT_JSON_TEXT = "(json_valid({0}) AND " + PYTHON_SAFE_TEXT + ")"
 
 # Traceloop's decorators record `{"args": [...], "kwargs": {...}}`: the call's arguments are the
 # kwargs, positional values kept under `args` (`_content.unwrap_traceloop`).
@@ -124,8 +149,39 @@ _UNWRAPPED = """CASE WHEN coalesce(json_array_length(parsed, '$.args'), 0) > 0
 
 _PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 
-# What every adapter shares (`recognise_execution` after the adapter): errors, pauses, history.
-OUTCOME = f"""
+
+def content(source: str) -> str:
+    """Each span of `source` (with `owner`) read by its adapter, arguments as `_content.parse_arguments`
+    reads them; `arguments_sure` is false where only Python's JSON parser can judge the text."""
+    strict = STRICT_JSON_TEXT.format("args ->> '$'")
+    read = ",\n".join(f"{_by_owner(c)} AS {c}" for c in ("tool_name", "args", "result_json", "call_id"))
+    return f"""
+    SELECT *,
+        CASE WHEN {is_string("args")} THEN
+                 CASE WHEN unwrap AND {strict} THEN
+                          CASE WHEN {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR ELSE args ->> '$' END
+                      ELSE args ->> '$' END
+             WHEN unwrap AND args IS NOT NULL THEN
+                 CASE WHEN {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR ELSE args::VARCHAR END
+             ELSE args::VARCHAR END AS arguments,
+        CASE WHEN {is_string("args")} THEN args ->> '$' END AS arguments_raw,
+        {stored_value("result_json")} AS result,
+        args IS NULL OR NOT {is_string("args")} OR {strict} AS arguments_sure
+    FROM (
+        SELECT *,
+            CASE WHEN NOT unwrap THEN NULL
+                 WHEN {is_string("args")} THEN json(args ->> '$')
+                 ELSE args END AS parsed
+        FROM (
+            SELECT *, {read}, {_by_owner("unwrap", "false")} AS unwrap, owner AS convention
+            FROM {source}
+        )
+    )"""
+
+
+def outcome(source: str) -> str:
+    """What every adapter shares (`recognise_execution` after the adapter): errors, pauses, history."""
+    return f"""
 SELECT *,
     CASE WHEN paused AND deferral IS NOT NULL THEN false ELSE raw_error END AS error
 FROM (
@@ -145,8 +201,7 @@ FROM (
              WHEN suffix(exception_type, 'GraphInterrupt') AND status_code <> 2 THEN 'user_input'
         END AS pause_reason,
         status_code = 2 OR {present("error.type")} OR failure_stage IS NOT NULL
-            OR coalesce({equals("gen_ai.tool.status", "error")}, false)
-            OR {is_true("haystack.tool.error")} AS raw_error,
+            OR {equals("gen_ai.tool.status", "error")} OR {is_true("haystack.tool.error")} AS raw_error,
         coalesce({text("error.type")}, failure_stage || '_failed', exception_type) AS any_error_type,
         coalesce(
             CASE WHEN contains(status_message, chr(10)) AND exception_message IS NOT NULL
@@ -160,27 +215,6 @@ FROM (
             {text("pydantic_ai.tool.failure_stage")} AS failure_stage,
             nullif(exception ->> '$."exception.type"', '') AS exception_type,
             nullif(exception ->> '$."exception.message"', '') AS exception_message
-        FROM content
+        FROM {source}
     )
 )"""
-
-
-def content() -> str:
-    """The adapters' content, arguments read as `_content.parse_arguments` reads them."""
-    adapters = "\nUNION ALL BY NAME\n".join(ADAPTERS.values())
-    strict = STRICT_JSON_TEXT.format("args ->> '$'")
-    return f"""
-    SELECT *,
-        CASE WHEN unwrap AND {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR
-             WHEN json_type(args) = 'VARCHAR' THEN args ->> '$'
-             ELSE args::VARCHAR END AS arguments,
-        CASE WHEN json_type(args) = 'VARCHAR' THEN args ->> '$' END AS arguments_raw,
-        {stored_value("result_json")} AS result,
-        json_type(args) <> 'VARCHAR' OR args IS NULL OR {strict} AS arguments_sure
-    FROM (
-        SELECT *,
-            CASE WHEN json_type(args) = 'VARCHAR' AND {strict} THEN (args ->> '$')::JSON
-                 ELSE args END AS parsed
-        FROM ({adapters})
-    )
-    WHERE tool_name <> '(merged tools)'"""

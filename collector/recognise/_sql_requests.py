@@ -8,48 +8,34 @@ fenced-JSON and DSPy text fallbacks, values whose Python `str()` differs from th
 
 from __future__ import annotations
 
-from collector.recognise._sql_executions import STRICT_JSON_TEXT
-from collector.recognise._sql_facts import attr, equals, present
+from collector.recognise._sql_executions import PYTHON_SAFE_TEXT, STRICT_JSON_TEXT
+from collector.recognise._sql_facts import attr, equals, is_integer, is_string, present
 
 _MESSAGES = attr("gen_ai.output.messages")
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-_STRICT_MESSAGES = STRICT_JSON_TEXT.format(f"{_MESSAGES} ->> '$'")
+_MESSAGES_TEXT = f"({_MESSAGES} ->> '$')"
 
-# The messages as `_output_messages` loads them (text parsed, structure as is); NULL when the text is
-# not surely JSON to both parsers (the span then goes to Python).
-MESSAGES = f"""CASE WHEN json_type({_MESSAGES}) = 'VARCHAR' THEN
-        CASE WHEN {_STRICT_MESSAGES} THEN ({_MESSAGES} ->> '$')::JSON END
-    ELSE {_MESSAGES} END"""
+# The messages read in one parse into the shape `_output_messages` and `_parts` walk: a message that
+# is no object, parts that are no list and a part that is no object come out NULL, as Python skips
+# them. Each call's name, id and arguments stay JSON text, so their types are still known. NULL when
+# the text is not surely JSON to both parsers, or not a list (the span then goes to Python).
+_SHAPE = '[{"parts": [{"type": "VARCHAR", "id": "JSON", "name": "JSON", "arguments": "JSON"}]}]'
+_SAFE_MESSAGES = PYTHON_SAFE_TEXT.format(_MESSAGES_TEXT)
+MESSAGES = f"""CASE WHEN {is_string(_MESSAGES)} THEN
+        CASE WHEN {_SAFE_MESSAGES} THEN try(json_transform({_MESSAGES_TEXT}, '{_SHAPE}')) END
+    ELSE try(json_transform({_MESSAGES}, '{_SHAPE}')) END"""
 
 # Every `tool_call` part of every message, in order (`_output_tool_calls`).
-CALLS = """CASE WHEN json_type(messages) = 'ARRAY' THEN list_filter(
-        flatten(list_transform(json_extract(messages, '$[*]'), lambda m:
-            CASE WHEN json_type(m) = 'OBJECT' AND json_type(m, '$.parts') = 'ARRAY'
-                 THEN json_extract(m, '$.parts[*]') ELSE []::JSON[] END)),
-        lambda p: json_type(p) = 'OBJECT' AND json_type(p, '$.type') = 'VARCHAR'
-            AND p ->> '$.type' = 'tool_call')
-    ELSE []::JSON[] END"""
+CALLS = """coalesce(list_filter(flatten(list_transform(messages, lambda m: coalesce(m.parts, []))),
+    lambda p: p.type = 'tool_call'), [])"""
 
 # A call the SQL reads as Python does: a text name (or none), a text or integer id, arguments that are
 # structured or surely-JSON text.
-_CALL_SURE = (
-    "("
-    + " AND ".join(
-        [
-            "coalesce(json_type(c, '$.name') IN ('VARCHAR', 'NULL'), true)",
-            "coalesce(json_type(c, '$.id') IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'NULL'), true)",
-            "(coalesce(json_type(c, '$.arguments') <> 'VARCHAR', true) OR "
-            + STRICT_JSON_TEXT.format("(c ->> '$.arguments')")
-            + ")",
-        ]
-    )
-    + ")"
-)
-
-_FLATTENED = (
-    """(contains(attributes, '"llm.output_messages.') OR contains(attributes, '"gen_ai.completion.'))"""
-)
-_TEXT_CALL_MARKERS = """(contains(attributes, '```') OR contains(attributes, '[[ ## next_tool_name ## ]]'))"""
+_NAME, _ID, _ARGUMENTS = "c.name::VARCHAR", "c.id::VARCHAR", "c.arguments::VARCHAR"
+_STRICT_ARGUMENTS = STRICT_JSON_TEXT.format(f"({_ARGUMENTS} ->> '$')")
+_CALL_SURE = f"""(coalesce({is_string(_NAME)} OR {_NAME} = 'null', true)
+    AND coalesce(CASE WHEN {is_string(_ID)} THEN true ELSE {is_integer(_ID)} OR {_ID} = 'null' END, true)
+    AND coalesce(NOT {is_string(_ARGUMENTS)} OR {_STRICT_ARGUMENTS}, true))"""
 
 # Whose the span's requests are, in `extract_requests`' order.
 OWNER = f"""
@@ -57,7 +43,7 @@ CASE
     WHEN nulls THEN 'python'
     WHEN {equals("gen_ai.operation.name", "invoke_agent")} THEN NULL
     WHEN name = 'haystack.agent.step.llm' THEN 'python'
-    WHEN json_type({attr("ai.operationId")}) = 'VARCHAR'
+    WHEN {is_string(attr("ai.operationId"))}
          AND (suffix({attr("ai.operationId")} ->> '$', '.doGenerate')
               OR suffix({attr("ai.operationId")} ->> '$', '.doStream')) THEN 'python'
     WHEN {present("gen_ai.output.messages")} AND messages IS NULL THEN 'python'
@@ -66,19 +52,15 @@ CASE
     WHEN list_contains(event_names, '{_DETAILS_EVENT}') OR {present("gcp.vertex.agent.llm_response")}
          OR starts_with(coalesce(scope_name, ''), 'openinference.instrumentation.crewai')
          OR ({equals("gen_ai.operation.name", "chat")} AND len(event_names) > 0)
-         OR {_FLATTENED} OR {_TEXT_CALL_MARKERS} THEN 'python'
+         OR other_encodings THEN 'python'
 END"""
 
-# One row per call of the spans whose requests the SQL reads (`requests._request`).
-ROWS = """
-SELECT trace_id, span_id, position,
-    coalesce(c ->> '$.name', '') AS tool_name,
-    nullif(c ->> '$.id', '') AS call_id,
-    CASE json_type(c, '$.arguments') WHEN 'VARCHAR' THEN c ->> '$.arguments' WHEN 'NULL' THEN NULL
-         ELSE (c -> '$.arguments')::VARCHAR END AS arguments,
-    CASE WHEN json_type(c, '$.arguments') = 'VARCHAR' THEN c ->> '$.arguments' END AS arguments_raw,
-    end_ns AS requested_ns
-FROM (
-    SELECT trace_id, span_id, end_ns, unnest(calls) AS c, generate_subscripts(calls, 1) - 1 AS position
-    FROM requested WHERE request_owner = 'gen_ai'
-)"""
+# The calls of a span whose requests the SQL reads, as `requests._request` builds each.
+CALL_FIELDS = ("position", "tool_name", "call_id", "arguments", "arguments_raw")
+REQUESTS = f"""list_transform(calls, lambda c, i: struct_pack(
+    position := i - 1,
+    tool_name := coalesce({_NAME} ->> '$', ''),
+    call_id := nullif({_ID} ->> '$', ''),
+    arguments := CASE WHEN {is_string(_ARGUMENTS)} THEN {_ARGUMENTS} ->> '$'
+                      WHEN {_ARGUMENTS} <> 'null' THEN {_ARGUMENTS} END,
+    arguments_raw := CASE WHEN {is_string(_ARGUMENTS)} THEN {_ARGUMENTS} ->> '$' END))"""

@@ -66,39 +66,36 @@ REQUEST_FIELDS = (
 EXECUTIONS, REQUESTS, OUTCOMES = "executions", "requests", "outcomes"
 
 
-def _query(relation: str) -> str:
+_OWNED_BY_SQL = tuple(_sql_executions.ADAPTERS)
+
+
+def recognition_query(relation: str) -> str:
+    """One streaming pass: a row per span that holds an execution or requests (read here, or left to
+    Python), with the execution's fields and the requested calls as a list."""
     computed = {
         "arguments_error": "NULL::VARCHAR",  # the SQL keeps only arguments it can read
         "error_type": "CASE WHEN error THEN any_error_type END",
         "error_message": "CASE WHEN error THEN any_error_message END",
         "kind": "'tool'",
     }
-    executions = ", ".join(f"{computed.get(c, c)} AS {c}" for c in EXECUTION_FIELDS)
+    execution = ", ".join(f"{computed.get(c, c)} AS {c}" for c in EXECUTION_FIELDS)
+    owned = f"(SELECT *, {_sql_executions.OWNER} AS owner FROM facts)"
+    read = _sql_executions.outcome(f"({_sql_executions.content(owned)})")
     return f"""
     WITH facts AS MATERIALIZED ({facts(relation)}),
-    owned AS (SELECT *, {_sql_executions.OWNER} AS owner FROM facts),
-    content AS ({_sql_executions.content()}),
-    outcome AS ({_sql_executions.OUTCOME}),
-    requested AS (
-        SELECT *, {_sql_requests.OWNER} AS request_owner FROM (
-            SELECT *, {_sql_requests.CALLS} AS calls FROM (
-                SELECT *, {_sql_requests.MESSAGES} AS messages FROM facts
-            )
-        )
+    read AS MATERIALIZED (SELECT *, {_sql_requests.MESSAGES} AS messages FROM ({read}))
+    SELECT
+        CASE WHEN owner = 'python' OR (owner IS NOT NULL AND NOT arguments_sure) THEN 'python'
+             WHEN owner IS NOT NULL AND tool_name <> '(merged tools)' THEN 'sql' END AS execution_by,
+        CASE WHEN request_owner = 'gen_ai' THEN 'sql' ELSE request_owner END AS requests_by,
+        coalesce(scope_name = '{AUTOGEN_OPENINFERENCE_SCOPE}', false) AS outcomes_by_python,
+        {execution},
+        CASE WHEN request_owner = 'gen_ai' THEN {_sql_requests.REQUESTS} END AS calls
+    FROM (
+        SELECT *, {_sql_requests.OWNER} AS request_owner
+        FROM (SELECT *, {_sql_requests.CALLS} AS calls FROM read)
     )
-    SELECT 'execution' AS what, {executions}, NULL::INTEGER AS position, NULL::BIGINT AS requested_ns
-    FROM outcome WHERE arguments_sure
-    UNION ALL BY NAME
-    SELECT 'request' AS what, *, 'gen_ai' AS convention FROM ({_sql_requests.ROWS})
-    UNION ALL BY NAME
-    SELECT '{EXECUTIONS}' AS what, trace_id, span_id FROM owned WHERE owner = 'python'
-    UNION ALL BY NAME
-    SELECT '{EXECUTIONS}' AS what, trace_id, span_id FROM content WHERE NOT arguments_sure
-    UNION ALL BY NAME
-    SELECT '{REQUESTS}' AS what, trace_id, span_id FROM requested WHERE request_owner = 'python'
-    UNION ALL BY NAME
-    SELECT '{OUTCOMES}' AS what, trace_id, span_id FROM facts
-    WHERE scope_name = '{AUTOGEN_OPENINFERENCE_SCOPE}'
+    WHERE owner IS NOT NULL OR request_owner IS NOT NULL OR scope_name = '{AUTOGEN_OPENINFERENCE_SCOPE}'
     """
 
 
@@ -112,29 +109,41 @@ class SqlRecognition:
     to_python: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
 
-_EXECUTION_SELECT = ", ".join(EXECUTION_FIELDS)
-_REQUEST_SELECT = ", ".join(c if c != "encoding" else "convention" for c in REQUEST_FIELDS)
-
-
 def recognise_in_sql(connection: duckdb.DuckDBPyConnection, relation: str) -> SqlRecognition:
     """Recognise every span of `relation` (a table, view or registered Arrow table with the `spans`
     table's columns) in one query on this connection."""
-    rows = connection.execute(
-        f"SELECT what, {_EXECUTION_SELECT}, position, requested_ns FROM ({_query(relation)})"
-    ).fetchall()
+    rows = connection.execute(recognition_query(relation)).fetchall()
     recognition = SqlRecognition()
     n = len(EXECUTION_FIELDS)
-    for row in rows:
-        what = row[0]
-        if what == "execution":
-            recognition.executions.append(row[1 : n + 1])
-        elif what == "request":
-            values = dict(zip(EXECUTION_FIELDS, row[1 : n + 1], strict=True))
-            values["position"], values["requested_ns"] = row[n + 1], row[n + 2]
-            values["encoding"] = values["convention"]
-            recognition.requests.append(tuple(values[c] for c in REQUEST_FIELDS))
-        else:
-            recognition.to_python.setdefault((row[1], row[2]), set()).add(what)
+    for execution_by, requests_by, outcomes_by_python, *execution, calls in rows:
+        key = (execution[0], execution[1])
+        if execution_by == "sql":
+            recognition.executions.append(tuple(execution))
+        for call in calls or ():
+            recognition.requests.append(
+                (
+                    *key,
+                    call["position"],
+                    call["tool_name"],
+                    call["call_id"],
+                    call["arguments"],
+                    call["arguments_raw"],
+                    None,
+                    execution[n - 5],  # the span's end: when the model asked
+                    "gen_ai",
+                )
+            )
+        parts = {
+            part
+            for part, by_python in (
+                (EXECUTIONS, execution_by == "python"),
+                (REQUESTS, requests_by == "python"),
+                (OUTCOMES, outcomes_by_python),
+            )
+            if by_python
+        }
+        if parts:
+            recognition.to_python[key] = parts
     return recognition
 
 
