@@ -152,29 +152,31 @@ _PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 
 def content(source: str) -> str:
     """Each span of `source` (with `owner`) read by its adapter, arguments as `_content.parse_arguments`
-    reads them; `arguments_sure` is false where only Python's JSON parser can judge the text."""
-    strict = STRICT_JSON_TEXT.format("args ->> '$'")
+    reads them; `arguments_sure` is false where only Python's JSON parser can judge the text. Each step
+    is a CASE so that what a span does not need (the strict test of structured arguments, Traceloop's
+    unwrapping elsewhere) is never computed for it."""
     read = ",\n".join(f"{_by_owner(c)} AS {c}" for c in ("tool_name", "args", "result_json", "call_id"))
     return f"""
     SELECT *,
-        CASE WHEN {is_string("args")} THEN
-                 CASE WHEN unwrap AND {strict} THEN
-                          CASE WHEN {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR ELSE args ->> '$' END
-                      ELSE args ->> '$' END
-             WHEN unwrap AND args IS NOT NULL THEN
-                 CASE WHEN {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR ELSE args::VARCHAR END
-             ELSE args::VARCHAR END AS arguments,
-        CASE WHEN {is_string("args")} THEN args ->> '$' END AS arguments_raw,
-        {stored_value("result_json")} AS result,
-        args IS NULL OR NOT {is_string("args")} OR {strict} AS arguments_sure
+        CASE WHEN unwrap AND parsed IS NOT NULL AND {_WRAPPED} THEN ({_UNWRAPPED})::VARCHAR
+             ELSE coalesce(arguments_raw, args::VARCHAR) END AS arguments,
+        {stored_value("result_json")} AS result
     FROM (
         SELECT *,
-            CASE WHEN NOT unwrap THEN NULL
-                 WHEN {is_string("args")} THEN json(args ->> '$')
-                 ELSE args END AS parsed
+            CASE WHEN unwrap THEN
+                CASE WHEN arguments_raw IS NULL THEN args WHEN arguments_sure THEN json(arguments_raw) END
+            END AS parsed
         FROM (
-            SELECT *, {read}, {_by_owner("unwrap", "false")} AS unwrap, owner AS convention
-            FROM {source}
+            SELECT *,
+                CASE WHEN arguments_raw IS NULL THEN true
+                     ELSE {STRICT_JSON_TEXT.format("arguments_raw")} END AS arguments_sure
+            FROM (
+                SELECT *, CASE WHEN {is_string("args")} THEN args ->> '$' END AS arguments_raw
+                FROM (
+                    SELECT *, {read}, {_by_owner("unwrap", "false")} AS unwrap, owner AS convention
+                    FROM {source}
+                )
+            )
         )
     )"""
 

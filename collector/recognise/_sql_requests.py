@@ -35,7 +35,7 @@ _NAME, _ID, _ARGUMENTS = "c.name::VARCHAR", "c.id::VARCHAR", "c.arguments::VARCH
 _STRICT_ARGUMENTS = STRICT_JSON_TEXT.format(f"({_ARGUMENTS} ->> '$')")
 _CALL_SURE = f"""(coalesce({is_string(_NAME)} OR {_NAME} = 'null', true)
     AND coalesce(CASE WHEN {is_string(_ID)} THEN true ELSE {is_integer(_ID)} OR {_ID} = 'null' END, true)
-    AND coalesce(NOT {is_string(_ARGUMENTS)} OR {_STRICT_ARGUMENTS}, true))"""
+    AND coalesce(CASE WHEN {is_string(_ARGUMENTS)} THEN {_STRICT_ARGUMENTS} ELSE true END, true))"""
 
 # Whose the span's requests are, in `extract_requests`' order.
 OWNER = f"""

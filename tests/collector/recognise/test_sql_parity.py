@@ -142,6 +142,12 @@ _EDGES = [
         {"traceloop.span.kind": "tool", "traceloop.entity.input": '{"kwargs": 1}'},
         resource=_TRACELOOP,
     ),
+    _span(
+        31,
+        "t.tool",
+        {"traceloop.span.kind": "tool", "traceloop.entity.input": "{not json"},
+        resource=_TRACELOOP,
+    ),
     _span(23, "t", {"openinference.span.kind": "TOOL", "input.value": "__REDACTED__", "tool.id": "c"}),
     _span(24, "t", {"openinference.span.kind": "TOOL", "tool.name": "", "input.value": "plain text"}),
     _span(
