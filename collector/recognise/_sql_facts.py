@@ -107,7 +107,8 @@ def is_array(json: str) -> str:
 
 
 def is_integer(json: str) -> str:
-    return f"regexp_full_match({json}, '-?[0-9]+')"
+    """An integer DuckDB reads exactly (Python's are unbounded; a longer one goes to Python)."""
+    return f"regexp_full_match({json}, '-?[0-9]{{1,18}}')"
 
 
 def text(key: str) -> str:

@@ -12,6 +12,10 @@ executions of OpenTelemetry GenAI `execute_tool`, pydantic-ai's `running tool`, 
 the scopes whose content Python unwraps; requests from GenAI `gen_ai.output.messages`. The rest stays
 with `conventions`, `requests` and `outcomes`. `execution_fields` and `request_fields` give the Python
 readings in the same shape, which is how the parity suite compares the two.
+
+A known difference it does not detect: JSON text with a key twice (`{"a": 1, "a": 2}`) in the output
+messages or in Traceloop's recorded input; DuckDB reads the first, Python the last. The attributes
+themselves never have one (they are stored from a dict). No recording has such text.
 """
 
 from __future__ import annotations

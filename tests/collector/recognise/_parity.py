@@ -38,7 +38,7 @@ def _comparable(fields: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     values = dict(zip(fields, row, strict=True))
     for name in _JSON_FIELDS:
         if isinstance(values.get(name), str):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 values[name] = json.loads(values[name])
     return values
 

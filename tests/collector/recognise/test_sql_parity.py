@@ -104,6 +104,7 @@ _EDGES = [
     _tool(1, **{"gen_ai.tool.call.arguments": "NaN"}),
     _tool(2, **{"gen_ai.tool.call.arguments": '{"a": 1,}'}),
     _tool(3, **{"gen_ai.tool.call.arguments": "[" * 600 + "]" * 600}),
+    _tool(34, **{"gen_ai.tool.call.arguments": "[" * 1000 + "]" * 1000}),
     _tool(4, **{"gen_ai.tool.call.arguments": "not json"}),
     _tool(5, **{"gen_ai.tool.name": True}),
     _tool(
@@ -121,6 +122,8 @@ _EDGES = [
     _tool(16, **{"error.type": "", "gen_ai.tool.status": "error"}),
     _tool(17, events=(_exception("langgraph.errors.GraphInterrupt", "wait"),)),
     _tool(18, **{"gen_ai.tool.name": "adk_request_confirmation"}),
+    _tool(32, **{"gen_ai.tool.name": "t", "gen_ai.tool.call.id": 12345678901234567890123}),
+    _tool(33, **{"gen_ai.tool.name": "t", "gen_ai.tool.call.id": -123456789012345678}),
     _span(
         19, "running tool", {"gen_ai.tool.name": "t", "tool_arguments": '{"q": "x"}', "tool_response": "42"}
     ),
