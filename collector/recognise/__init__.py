@@ -4,7 +4,8 @@ Owns: the convention adapters that turn a span into a `ToolExecution` (OpenTelem
 OpenInference, OpenLLMetry, pydantic-ai/Logfire, Strands, Google ADK, MCP, …; docs/conventions.md),
 the readers of the tool calls a model requested (`ToolRequest`s on chat/LLM spans), the reading of
 captured arguments and results, and the per-span facts run resolution needs (`SpanNode`).
-Takes in: one domain `Span` at a time, from a decoder or re-read from the `spans` table.
+Takes in: one domain `Span` at a time, from a decoder or re-read from the `spans` table; or, in SQL,
+a whole batch of span rows shaped like the `spans` table (an Arrow batch or the table itself).
 Hands on: a `Recognised` record per span, to the decode stage (which ships it from a worker) and to
 the store (which tracks and resolves runs from it).
 
@@ -18,9 +19,11 @@ Public:
 - `conventions`: `recognise_execution`, the adapters in priority order.
 - `requests`: `extract_requests`, the request-side readers.
 - `outcomes`: `extract_outcomes`, how tool calls ended as a later span reports it.
+- `in_sql`: `recognise_in_sql`, the same executions and requests read in DuckDB SQL over a batch of
+  span rows, for the conventions written in SQL, and which spans it leaves to the Python adapters.
 
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
-facts of a span), `_shapes` (frameworks' own shapes of content), `_tool_invoker` (Haystack 2's
-ToolInvoker span, one execution per call), `_managed_agents` (smolagents' managed agents, called with
-no tool span).
+facts of a span), `_sql_facts`, `_sql_executions`, `_sql_requests` (the SQL adapters), `_shapes`
+(frameworks' own shapes of content), `_tool_invoker` (Haystack 2's ToolInvoker span, one execution per
+call), `_managed_agents` (smolagents' managed agents, called with no tool span).
 """
