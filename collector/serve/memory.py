@@ -2,9 +2,13 @@
 
 The budget is `--memory-limit` (TRACESCORE_MEMORY_LIMIT), else the container's own limit (cgroup v2
 `memory.max`, v1 `memory.limit_in_bytes`), as the OpenTelemetry Collector's `memory_limiter` reads it;
-without either there is no budget and nothing below applies. Within it (issue 17):
+without either there is no budget, and the sizes below are those of a small sidecar (`DEFAULT_SIZES`)
+with no refusals. Within a budget (issue 17):
 
-- DuckDB gets `DUCKDB_SHARE` of it as its `memory_limit` (its buffer pool: it spills to disk beyond);
+- DuckDB gets `DUCKDB_SHARE` of it as its `memory_limit` (its buffer pool: it spills to disk beyond),
+  and one thread below `DUCKDB_ONE_THREAD_BELOW` (each thread keeps buffers of its own);
+- the completed traces kept in memory for late and re-sent spans get `RETAINED_SHARE` of it, counted
+  in bytes (estimated: collector/store/_tracker.py), not in spans;
 - decode worker processes run only when the budget holds them beside the server (`WORKER_BYTES` each
   over `SERVER_BYTES`, measured in bench/README.md), else decoding runs in the server's process;
 - above `REFUSE_AT` of it (the resident memory of the server and its workers, read from /proc) every
@@ -18,15 +22,21 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 MIB = 1024 * 1024
 DUCKDB_SHARE = 0.4
+DUCKDB_MIN_BYTES = 64 * MIB
+DUCKDB_ONE_THREAD_BELOW = 1024 * MIB
+RETAINED_SHARE = 0.1
+RETAINED_MIN_BYTES = 8 * MIB
 REFUSE_AT = 0.9
 SERVER_BYTES = 160 * MIB  # the server's imports and an open DuckDB file, threads=1 (bench/README.md)
 WORKER_BYTES = 60 * MIB  # one spawned decode worker
 _CHECK_EVERY_S = 0.25
+_SHED_EVERY_S = 2.0  # each shedding requests a checkpoint: not more often than this
 _UNITS = {
     "": 1,
     "b": 1,
@@ -91,13 +101,35 @@ def resident_bytes() -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Sizes:
+    """What the budget (or, without one, the defaults) gives each part of the server."""
+
+    duckdb_bytes: int
+    duckdb_threads: int | None  # None: DuckDB's own default (one a core)
+    retained_trace_bytes: int
+
+
+# Without a budget: a sidecar's sizes, measured to keep serve (with its decode worker) near 300 MB at
+# the bench's full rate (bench/memory.py): DuckDB's own default would be 80 % of the host's RAM.
+DEFAULT_SIZES = Sizes(duckdb_bytes=128 * MIB, duckdb_threads=None, retained_trace_bytes=32 * MIB)
+
+
+@dataclass(frozen=True, slots=True)
 class Budget:
     limit_bytes: int
     source: str  # "--memory-limit" or "container"
 
     @property
     def duckdb_bytes(self) -> int:
-        return max(64 * MIB, int(self.limit_bytes * DUCKDB_SHARE))
+        return max(DUCKDB_MIN_BYTES, int(self.limit_bytes * DUCKDB_SHARE))
+
+    @property
+    def sizes(self) -> Sizes:
+        return Sizes(
+            duckdb_bytes=self.duckdb_bytes,
+            duckdb_threads=1 if self.limit_bytes < DUCKDB_ONE_THREAD_BELOW else None,
+            retained_trace_bytes=max(RETAINED_MIN_BYTES, int(self.limit_bytes * RETAINED_SHARE)),
+        )
 
     @property
     def refuse_above_bytes(self) -> int:
@@ -109,6 +141,10 @@ class Budget:
         return max(0, min(wanted, room // WORKER_BYTES))
 
 
+def sizes(budget: Budget | None) -> Sizes:
+    return budget.sizes if budget is not None else DEFAULT_SIZES
+
+
 def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget | None:
     if memory_limit:
         return Budget(parse_size(memory_limit), "--memory-limit")
@@ -117,11 +153,16 @@ def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget |
 
 
 class MemoryGuard:
-    """Answers, cheaply and often, whether memory is over the budget's refusal mark now."""
+    """Answers, cheaply and often, whether memory is over the budget's refusal mark now; when it is,
+    asks for memory back (`shed`: the writer forgets retained traces, checkpoints, trims malloc), so
+    that refusals end once what was let in is committed, rather than last as long as the allocators
+    keep what they hold."""
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, shed: Callable[[], None] | None = None) -> None:
         self.budget = budget
+        self._shed = shed
         self._checked_at = 0.0
+        self._shed_at = -_SHED_EVERY_S
         self._resident = 0
         self.refusals = 0
 
@@ -132,6 +173,9 @@ class MemoryGuard:
             self._checked_at = now
         if self._resident < self.budget.refuse_above_bytes:
             return None
+        if self._shed is not None and now - self._shed_at >= _SHED_EVERY_S:
+            self._shed_at = now
+            self._shed()
         self.refusals += 1
         return (
             f"memory budget nearly spent ({self._resident // MIB} MiB resident of "

@@ -34,10 +34,11 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
-from collector.serve.memory import MIB, MemoryGuard, budget
+from collector.serve.memory import MIB, MemoryGuard, budget, sizes
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings
 from collector.store.database import open_writer
+from collector.store.memory_settings import apply_memory_settings
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
 log = logging.getLogger("tracescore.serve")
@@ -94,13 +95,15 @@ SWITCH_INTERVAL_S = 0.001
 
 
 async def start(settings: ServeSettings) -> Running:
+    apply_memory_settings()  # before any thread of ours allocates and before workers are spawned
     gc.set_threshold(*GC_THRESHOLDS)
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
-    connection = open_writer(settings.db, memory_limit=f"{memory.duckdb_bytes}B" if memory else None)
+    sized = sizes(memory)
+    connection = open_writer(settings.db, memory_limit=f"{sized.duckdb_bytes}B", threads=sized.duckdb_threads)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -135,6 +138,7 @@ async def start(settings: ServeSettings) -> Running:
             grace_s=settings.grace_seconds,
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
+            max_retained_bytes=sized.retained_trace_bytes,
         ),
         on_complete=completed,
     )
@@ -158,7 +162,7 @@ async def start(settings: ServeSettings) -> Running:
         max_backlog_spans=settings.max_backlog_spans,
         retry_after_s=settings.retry_after_seconds,
         preparer=preparer,
-        memory_check=MemoryGuard(memory).over if memory is not None else None,
+        memory_check=MemoryGuard(memory, writer.shed_memory).over if memory is not None else None,
     )
     services = Services(connection, writer, ingest, specs, hub, online)
     security = Security(

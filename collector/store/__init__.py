@@ -21,6 +21,8 @@ Public:
 - `sql`: `query_file`, `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`
   (read-only SQL).
 - `export`: `export` (`tracescore export`, hive-partitioned Parquet).
+- `memory_settings`: `apply_memory_settings` (malloc arenas, Arrow's pool, pyarrow's pandas question:
+  set first in the server's and each decode worker's process), `release_free_memory`.
 
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),
