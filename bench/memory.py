@@ -156,12 +156,17 @@ def main() -> None:
         default=None,
         help="also run with this --memory-limit (repeatable; default: 256MB); 'default' for none",
     )
+    parser.add_argument(
+        "--serve-arg", action="append", default=[], help="another argument for serve (repeatable)"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "memory.json")
     args = parser.parse_args()
     limits = args.memory_limit or ["default", "256MB"]
     results = []
     for limit in limits:
-        result = peak_rss(args.traces, args.concurrency, None if limit == "default" else limit)
+        result = peak_rss(
+            args.traces, args.concurrency, None if limit == "default" else limit, args.serve_arg
+        )
         results.append(result)
         workers = ", ".join(f"{mb:.0f}" for mb in result["peak_children_mb"])
         print(

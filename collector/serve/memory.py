@@ -114,9 +114,10 @@ class Sizes:
     retained_trace_bytes: int
 
 
-# Without a budget: a sidecar's sizes, measured to keep serve (with its decode worker) near 300 MB at
-# the bench's full rate (bench/memory.py): DuckDB's own default would be 80 % of the host's RAM.
-DEFAULT_SIZES = Sizes(duckdb_bytes=128 * MIB, duckdb_threads=None, retained_trace_bytes=32 * MIB)
+# Without a budget: a sidecar's sizes (DuckDB's own default would be 80 % of the host's RAM). Measured
+# at the bench's full rate (bench/memory.py, bench/README.md): peak RSS 847 MB before, 505 MB with
+# DuckDB at 128 MiB and 32 MiB of retained traces, 441 MB with these.
+DEFAULT_SIZES = Sizes(duckdb_bytes=64 * MIB, duckdb_threads=None, retained_trace_bytes=16 * MIB)
 
 
 @dataclass(frozen=True, slots=True)
