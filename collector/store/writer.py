@@ -256,7 +256,12 @@ class Writer:
                 evicted = self._tracker.evict(now, max_bytes=0)
                 self._checkpointer.request()
                 release_free_memory()
-                log.info("memory short: %d completed trace(s) forgotten, checkpoint requested", evicted)
+                # Every 2 s at most while memory stays short: a line only when it freed traces.
+                log.log(
+                    logging.INFO if evicted else logging.DEBUG,
+                    "memory short: %d completed trace(s) forgotten, checkpoint requested",
+                    evicted,
+                )
             elif now - last_eviction >= _EVICT_INTERVAL_S:
                 self._tracker.evict(now)
                 last_eviction = now

@@ -1,16 +1,25 @@
 """Completed traces are kept for late and re-sent spans within a byte bound, not a count (issue 17):
-the estimate grows with what a trace holds, eviction goes oldest first until the estimate fits, and a
-re-opened trace stops counting until it completes again."""
+the estimate grows with what a trace holds, eviction goes oldest first until the estimate fits, a
+re-opened trace stops counting until it completes again, and a writer asked to shed memory (the
+budget's refusal mark) forgets them all and checkpoints."""
 
 from __future__ import annotations
 
 import gc
 import json
+import time
 import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
 
+import duckdb
+
+from collector.decode.prepare import prepare_spans
 from collector.model.domain import Resource, Span
 from collector.recognise.span import recognise
 from collector.store._tracker import Tracker, retained_bytes
+from collector.store.database import open_writer
+from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id
 
 KIB = 1024
@@ -109,3 +118,35 @@ def test_shedding_forgets_every_completed_trace_but_no_open_one() -> None:
     tracker.add(still_open.trace_id, recognise(still_open), seq=2, now=0.0)
     assert tracker.evict(0.0, max_bytes=0) == 1
     assert set(tracker.traces) == {still_open.trace_id} and tracker.retained_bytes == 0
+
+
+def _wait(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_writer_asked_to_shed_memory_forgets_retained_traces_and_checkpoints(tmp_path: Path) -> None:
+    connection = open_writer(tmp_path / "shed.duckdb")
+    writer = Writer(connection, WriterSettings(grace_s=0.05, completion_interval_s=0.01))
+    spans = [_tool_span(new_trace_id(), {"q": "x" * 1_000}) for _ in range(20)]
+    answers: list[BaseException | None] = []
+    try:
+        writer.start()
+        writer.submit(WriteJob(prepare_spans(spans), answers.append))
+        _wait(lambda: writer.stats.traces_completed == 20)
+        assert writer.retained_trace_bytes > 20 * 2 * 1_000  # kept for late spans, within the bound
+        checkpoints = writer.stats.checkpoints
+        writer.shed_memory()
+        _wait(lambda: writer.retained_trace_bytes == 0 and writer.stats.checkpoints > checkpoints)
+        # A late span of a forgotten trace is still recognised as belonging to a completed trace.
+        late = _tool_span(spans[0].trace_id, {"q": "late"}, root=False)
+        writer.submit(WriteJob(prepare_spans([late]), answers.append))
+        _wait(lambda: len(answers) == 2)
+    finally:
+        writer.stop()
+        connection.close()
+    assert answers == [None, None]
+    with duckdb.connect(str(tmp_path / "shed.duckdb"), read_only=True) as reader:
+        assert reader.execute("SELECT count(*) FROM spans").fetchall() == [(21,)]
