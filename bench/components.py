@@ -98,7 +98,7 @@ def measure(traces: int, rounds: int = 3) -> tuple[dict[str, float], float]:
     _store_figures(figures, "spans", [_timed_commits(spans_commits) for _ in range(rounds)])
 
     def track() -> Tracker:
-        tracker = Tracker(2.0, 30.0, 300.0)
+        tracker = Tracker(2.0, 30.0, 300.0, max_retained_bytes=32 * 1024 * 1024)
         for span, item in zip(spans, recognised, strict=True):
             tracker.add(span.trace_id, item, 1, 0.0)
         return tracker

@@ -59,11 +59,11 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         for child in (task / "children").read_text().split():
-            found.extend([int(child), *_children(int(child))])
+            found.extend([int(child), *children(int(child))])
     return found
 
 
@@ -71,7 +71,7 @@ def tree_peak_rss_mb(pid: int) -> float:
     """A process's peak RSS plus its children's (decode workers, multiprocessing's tracker): the sum of
     each one's peak, so at most what they held together at any moment's worst."""
     total = _peak_rss_mb(pid)
-    for child in _children(pid):
+    for child in children(pid):
         with contextlib.suppress(FileNotFoundError):  # it ended meanwhile
             total += _peak_rss_mb(child)
     return total

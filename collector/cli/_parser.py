@@ -153,7 +153,8 @@ def _serve_parser(sub: Subparsers) -> None:
         "--memory-limit",
         dest="memory_limit",
         help=(
-            "memory budget: DuckDB gets 40 %%; over 90 %% new requests are refused, retryably "
+            "memory budget (default: the container's limit): DuckDB gets 40 %% of what the server leaves "
+            "beyond its own ~200 MB; over 90 %% new requests are refused, retryably "
             f"({env['memory_limit']})"
         ),
     )

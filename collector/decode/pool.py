@@ -31,6 +31,7 @@ from pathlib import Path
 
 from collector.decode._warm_up import WARM_UP_BODY
 from collector.decode.prepare import Encoding, PreparedRequest, prepare_request
+from collector.store.memory_settings import apply_memory_settings
 
 log = logging.getLogger("tracescore.ingest")
 
@@ -74,6 +75,7 @@ def cpu_quota(cgroup: Path) -> float | None:
 def _worker_init(gc_thresholds: tuple[int, int, int], server_pid: int) -> None:
     # Ctrl-C reaches the whole process group; the server stops its workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    apply_memory_settings()
     gc.set_threshold(*gc_thresholds)
     # The server's pid as it spawned us, not getppid(): a server killed while we started is gone already.
     threading.Thread(target=_exit_with_parent, args=(server_pid,), daemon=True).start()

@@ -8,6 +8,7 @@ clients do not retry an oversize request).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
@@ -39,28 +40,43 @@ def _bad_request_metadata(message: str) -> tuple[tuple[str, bytes], ...]:
     return (("grpc-status-details-bin", status.SerializeToString()),)
 
 
+@dataclass(frozen=True, slots=True)
+class _Abort:
+    code: grpc.StatusCode
+    message: str
+    metadata: tuple[tuple[str, bytes], ...]
+
+
+async def _export(ingest: Ingest, request: bytes, time_left_s: float | None) -> bytes | _Abort:
+    # Before decoding (gRPC has already received the body); over the watermark, waits its turn.
+    refusal = await ingest.admit(len(request), time_left_s)
+    if refusal is not None:
+        return _Abort(grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s))
+    try:
+        stored = await ingest.store(request, "protobuf")
+    except UndecodableRequest as exc:
+        ingest.stats.requests_invalid += 1
+        return _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), _bad_request_metadata(str(exc)))
+    except StoreUnavailable as exc:
+        return _Abort(grpc.StatusCode.UNAVAILABLE, str(exc), _retry_metadata(str(exc), ingest.retry_after_s))
+    response = ExportTraceServiceResponse()
+    if stored.rejected:
+        response.partial_success.rejected_spans = stored.rejected
+        response.partial_success.error_message = stored.error_message[: RESPONSE_LIMIT_BYTES // 2]
+    return bytes(response.SerializeToString())
+
+
 def export_handler(ingest: Ingest) -> grpc.RpcMethodHandler:
     async def export(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
-        # Before decoding (gRPC has already received the body); over the watermark, waits its turn.
-        refusal = await ingest.admit(len(request), context.time_remaining())
-        if refusal is not None:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s)
-            )
-        try:
-            stored = await ingest.store(request, "protobuf")
-        except UndecodableRequest as exc:
-            ingest.stats.requests_invalid += 1
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), _bad_request_metadata(str(exc)))
-        except StoreUnavailable as exc:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, str(exc), _retry_metadata(str(exc), ingest.retry_after_s)
-            )
-        response = ExportTraceServiceResponse()
-        if stored.rejected:
-            response.partial_success.rejected_spans = stored.rejected
-            response.partial_success.error_message = stored.error_message[: RESPONSE_LIMIT_BYTES // 2]
-        return bytes(response.SerializeToString())
+        answer = await _export(ingest, request, context.time_remaining())
+        # `abort` raises, and its exception's traceback and this frame make a reference cycle, which
+        # only the cyclic collector frees, rarely in serve (GC_THRESHOLDS): the body must not be in it.
+        # Measured: 300 refused requests of 260 kB kept ~80 MB resident until a full collection.
+        del request
+        if isinstance(answer, _Abort):
+            await context.abort(answer.code, answer.message, answer.metadata)
+            raise AssertionError("unreachable: abort raises")
+        return answer
 
     return grpc.unary_unary_rpc_method_handler(export)
 

@@ -145,6 +145,12 @@ def render_metrics(services: Services) -> str:
         [("", services.writer.open_traces)],
     )
     metric(
+        "tracescore_retained_trace_bytes",
+        "gauge",
+        "Estimated memory of completed traces kept for late and re-sent spans (bounded by the budget).",
+        [("", services.writer.retained_trace_bytes)],
+    )
+    metric(
         "tracescore_runs_completed_total",
         "counter",
         "Runs completed (a recomputed run counts again).",

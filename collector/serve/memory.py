@@ -2,11 +2,19 @@
 
 The budget is `--memory-limit` (TRACESCORE_MEMORY_LIMIT), else the container's own limit (cgroup v2
 `memory.max`, v1 `memory.limit_in_bytes`), as the OpenTelemetry Collector's `memory_limiter` reads it;
-without either there is no budget and nothing below applies. Within it (issue 17):
+without either there is no budget, and the sizes below are those of a small sidecar (`DEFAULT_SIZES`)
+with no refusals. Within a budget (issue 17):
 
-- DuckDB gets `DUCKDB_SHARE` of it as its `memory_limit` (its buffer pool: it spills to disk beyond);
-- decode worker processes run only when the budget holds them beside the server (`WORKER_BYTES` each
-  over `SERVER_BYTES`, measured in bench/README.md), else decoding runs in the server's process;
+- the server itself takes `SERVER_BYTES` (its libraries and an open file, resident when idle); of the
+  rest DuckDB gets `DUCKDB_SHARE` as its `memory_limit` (its buffer pool: it spills to disk beyond),
+  with one thread below `DUCKDB_ONE_THREAD_BELOW` (each thread keeps buffers of its own). Its share is
+  of what is left, not of the whole: DuckDB keeps its buffers once filled, so a share that did not
+  fit beside the server would keep memory over the refusal mark for good;
+- the completed traces kept in memory for late and re-sent spans get `RETAINED_SHARE` of the rest,
+  counted in bytes (estimated: collector/store/_tracker.py), not in spans;
+- decode worker processes (`WORKER_BYTES` each) run only when they fit below the refusal mark beside
+  all that and `WORKING_BYTES` for requests in flight and open traces, else decoding runs in the
+  server's process (figures measured with bench/memory.py, in bench/README.md);
 - above `REFUSE_AT` of it (the resident memory of the server and its workers, read from /proc) every
   new OTLP request is refused with a retryable answer (HTTP 503 + Retry-After, gRPC UNAVAILABLE +
   RetryInfo) until memory falls back: the exporters retry, nothing acknowledged is lost, and the
@@ -18,15 +26,22 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 MIB = 1024 * 1024
 DUCKDB_SHARE = 0.4
+DUCKDB_MIN_BYTES = 32 * MIB
+DUCKDB_ONE_THREAD_BELOW = 1024 * MIB
+RETAINED_SHARE = 0.1
+RETAINED_MIN_BYTES = 4 * MIB
 REFUSE_AT = 0.9
-SERVER_BYTES = 160 * MIB  # the server's imports and an open DuckDB file, threads=1 (bench/README.md)
-WORKER_BYTES = 60 * MIB  # one spawned decode worker
+SERVER_BYTES = 200 * MIB  # resident when idle: imports, an open DuckDB file (bench/memory.py: 190 MB)
+WORKER_BYTES = 96 * MIB  # one spawned decode worker, resident (bench/memory.py: 92 MB)
+WORKING_BYTES = 64 * MIB  # requests in flight, open traces, Arrow batches being committed
 _CHECK_EVERY_S = 0.25
+_SHED_EVERY_S = 2.0  # each shedding requests a checkpoint: not more often than this
 _UNITS = {
     "": 1,
     "b": 1,
@@ -91,22 +106,63 @@ def resident_bytes() -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Sizes:
+    """What the budget (or, without one, the defaults) gives each part of the server."""
+
+    duckdb_bytes: int
+    duckdb_threads: int | None  # None: DuckDB's own default (one a core)
+    retained_trace_bytes: int
+
+
+# Without a budget: a sidecar's sizes (DuckDB's own default would be 80 % of the host's RAM). Measured
+# at the bench's full rate (bench/memory.py, bench/README.md): peak RSS 847 MB before, 505 MB with
+# DuckDB at 128 MiB and 32 MiB of retained traces, 441 MB with these.
+DEFAULT_SIZES = Sizes(duckdb_bytes=64 * MIB, duckdb_threads=None, retained_trace_bytes=16 * MIB)
+
+
+@dataclass(frozen=True, slots=True)
 class Budget:
     limit_bytes: int
     source: str  # "--memory-limit" or "container"
 
     @property
+    def beyond_server_bytes(self) -> int:
+        return max(0, self.limit_bytes - SERVER_BYTES)
+
+    @property
     def duckdb_bytes(self) -> int:
-        return max(64 * MIB, int(self.limit_bytes * DUCKDB_SHARE))
+        return max(DUCKDB_MIN_BYTES, int(self.beyond_server_bytes * DUCKDB_SHARE))
+
+    @property
+    def retained_trace_bytes(self) -> int:
+        return max(RETAINED_MIN_BYTES, int(self.beyond_server_bytes * RETAINED_SHARE))
+
+    @property
+    def sizes(self) -> Sizes:
+        return Sizes(
+            duckdb_bytes=self.duckdb_bytes,
+            duckdb_threads=1 if self.limit_bytes < DUCKDB_ONE_THREAD_BELOW else None,
+            retained_trace_bytes=self.retained_trace_bytes,
+        )
 
     @property
     def refuse_above_bytes(self) -> int:
         return int(self.limit_bytes * REFUSE_AT)
 
     def workers_allowed(self, wanted: int) -> int:
-        """How many of the wanted decode workers fit beside the server and DuckDB's share."""
-        room = self.limit_bytes - SERVER_BYTES - self.duckdb_bytes
+        """How many of the wanted decode workers fit below the refusal mark beside everything else."""
+        room = (
+            self.refuse_above_bytes
+            - SERVER_BYTES
+            - self.duckdb_bytes
+            - self.retained_trace_bytes
+            - WORKING_BYTES
+        )
         return max(0, min(wanted, room // WORKER_BYTES))
+
+
+def sizes(budget: Budget | None) -> Sizes:
+    return budget.sizes if budget is not None else DEFAULT_SIZES
 
 
 def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget | None:
@@ -117,11 +173,16 @@ def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget |
 
 
 class MemoryGuard:
-    """Answers, cheaply and often, whether memory is over the budget's refusal mark now."""
+    """Answers, cheaply and often, whether memory is over the budget's refusal mark now; when it is,
+    asks for memory back (`shed`: the writer forgets retained traces, checkpoints, trims malloc), so
+    that refusals end once what was let in is committed, rather than last as long as the allocators
+    keep what they hold."""
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, shed: Callable[[], None] | None = None) -> None:
         self.budget = budget
+        self._shed = shed
         self._checked_at = 0.0
+        self._shed_at = -_SHED_EVERY_S
         self._resident = 0
         self.refusals = 0
 
@@ -132,6 +193,9 @@ class MemoryGuard:
             self._checked_at = now
         if self._resident < self.budget.refuse_above_bytes:
             return None
+        if self._shed is not None and now - self._shed_at >= _SHED_EVERY_S:
+            self._shed_at = now
+            self._shed()
         self.refusals += 1
         return (
             f"memory budget nearly spent ({self._resident // MIB} MiB resident of "

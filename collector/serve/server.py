@@ -37,10 +37,11 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
-from collector.serve.memory import MIB, MemoryGuard, budget
+from collector.serve.memory import MIB, MemoryGuard, budget, sizes
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.store.database import open_writer
+from collector.store.memory_settings import apply_memory_settings
 from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 
@@ -98,6 +99,7 @@ SWITCH_INTERVAL_S = 0.001
 
 
 async def start(settings: ServeSettings) -> Running:
+    apply_memory_settings()  # before any thread of ours allocates and before workers are spawned
     gc.set_threshold(*GC_THRESHOLDS)
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     _load_plugins(settings.plugins)
@@ -106,7 +108,8 @@ async def start(settings: ServeSettings) -> Running:
     memory = budget(settings.memory_limit)
     if settings.export_dir is not None:
         _check_export_dir(settings.export_dir)
-    connection = open_writer(settings.db, memory_limit=f"{memory.duckdb_bytes}B" if memory else None)
+    sized = sizes(memory)
+    connection = open_writer(settings.db, memory_limit=f"{sized.duckdb_bytes}B", threads=sized.duckdb_threads)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -158,6 +161,7 @@ async def start(settings: ServeSettings) -> Running:
             grace_s=settings.grace_seconds,
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
+            max_retained_bytes=sized.retained_trace_bytes,
         ),
         on_complete=completed,
         partitions=partitions,
@@ -184,7 +188,7 @@ async def start(settings: ServeSettings) -> Running:
         max_backlog_spans=settings.max_backlog_spans,
         retry_after_s=settings.retry_after_seconds,
         preparer=preparer,
-        memory_check=MemoryGuard(memory).over if memory is not None else None,
+        memory_check=MemoryGuard(memory, writer.shed_memory).over if memory is not None else None,
     )
     services = Services(
         connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history

@@ -27,6 +27,8 @@ Public:
   `spans_after`, `scores_after` (the windows of `serve --export-dir`).
 - `parquet_files`: `write_staged`, `publish`, `remove_stale`, `discard` (Parquet files that appear whole,
   synced, under their final names).
+- `memory_settings`: `apply_memory_settings` (malloc arenas, Arrow's pool, pyarrow's pandas question:
+  set first in the server's and each decode worker's process), `release_free_memory`.
 
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),

@@ -63,6 +63,7 @@ class Checkpointer:
         self.generation = 0
         self._switched = False
         self._stop = threading.Event()
+        self._requested = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tracescore-checkpointer", daemon=True)
 
     def start(self) -> None:
@@ -74,6 +75,10 @@ class Checkpointer:
         self._thread.join(timeout_s)
         for cursor in (self._checkpoint_cursor, self._reader, self._heartbeat):
             cursor.close()
+
+    def request(self) -> None:
+        """Checkpoint at the next tick (memory is short: rows not yet checkpointed stay in memory)."""
+        self._requested.set()
 
     def _wal_size(self) -> int:
         if self._wal is None:
@@ -87,8 +92,9 @@ class Checkpointer:
         next_at = time.monotonic() + self._interval_s
         while not self._stop.wait(_TICK_S):
             now = time.monotonic()
-            if now < next_at and self._wal_size() < self._wal_bytes:
+            if now < next_at and self._wal_size() < self._wal_bytes and not self._requested.is_set():
                 continue
+            self._requested.clear()
             next_at = now + (self._interval_s if self.checkpoint() else RETRY_S)
 
     def checkpoint(self) -> bool:

@@ -32,6 +32,7 @@ from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.database import wal_files
 from collector.store.live_evidence import LiveRun, live_runs
+from collector.store.memory_settings import release_free_memory
 from collector.store.partitions import Partitions
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
@@ -69,9 +70,10 @@ class WriterSettings:
     grace_s: float = 2.0
     idle_timeout_s: float = 30.0
     retention_s: float = 300.0
-    # ~190 MB at most (1.9 kB a span measured, bench/README.md): completed traces kept for late and
-    # re-sent spans, which otherwise cost a scan of `spans`.
-    max_retained_spans: int = 100_000
+    # Completed traces kept for late and re-sent spans, which otherwise cost a look-up in `spans`: at
+    # most this many bytes, estimated (collector/store/_tracker.py; ~2 kB a span on the bench's
+    # workload). `serve` sizes it from the memory budget (collector/serve/memory.py).
+    max_retained_bytes: int = 32 * 1024 * 1024
     max_batch_spans: int = 20_000
     tick_s: float = 0.02
     completion_interval_s: float = 0.05
@@ -173,10 +175,11 @@ class Writer:
         self._on_complete = on_complete
         self._queue: queue.SimpleQueue[WriteJob | None] = queue.SimpleQueue()
         self._tracker = Tracker(
-            settings.grace_s, settings.idle_timeout_s, settings.retention_s, settings.max_retained_spans
+            settings.grace_s, settings.idle_timeout_s, settings.retention_s, settings.max_retained_bytes
         )
         self._backlog = _Backlog()
         self._stopping = threading.Event()
+        self._shed = threading.Event()
         # submit() and stop() take turns: a job queued after the stop marker would never be answered.
         self._accepting = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tracescore-writer", daemon=True)
@@ -208,6 +211,11 @@ class Writer:
         return self._tracker.open_count()
 
     @property
+    def retained_trace_bytes(self) -> int:
+        """Estimated memory of the completed traces kept for late and re-sent spans."""
+        return self._tracker.retained_bytes
+
+    @property
     def replayed_traces(self) -> int:
         return self._replayed
 
@@ -221,6 +229,12 @@ class Writer:
                 raise StoreUnavailable("tracescore is shutting down")
             self._backlog.add(len(job.spans))
             self._queue.put(job)
+
+    def shed_memory(self) -> None:
+        """Memory is short (collector/serve/memory.py): soon, on the writer's thread, forget every
+        completed trace kept for late spans, hand freed memory back to the system, and checkpoint (rows
+        not yet checkpointed are held in DuckDB's memory)."""
+        self._shed.set()
 
     def stop(self, timeout_s: float = 30.0) -> None:
         """Drain the queue, complete every open run, checkpoint and close."""
@@ -251,7 +265,18 @@ class Writer:
             ):
                 self._complete(now)
                 last_completion = now
-            if now - last_eviction >= _EVICT_INTERVAL_S:
+            if self._shed.is_set():
+                self._shed.clear()
+                evicted = self._tracker.evict(now, max_bytes=0)
+                self._checkpointer.request()
+                release_free_memory()
+                # Every 2 s at most while memory stays short: a line only when it freed traces.
+                log.log(
+                    logging.INFO if evicted else logging.DEBUG,
+                    "memory short: %d completed trace(s) forgotten, checkpoint requested",
+                    evicted,
+                )
+            elif now - last_eviction >= _EVICT_INTERVAL_S:
                 self._tracker.evict(now)
                 last_eviction = now
             if not self.healthy and now - last_probe >= self._settings.probe_interval_s:

@@ -3,7 +3,11 @@ refusing retryably, over both protocols, once its resident memory passes 90 % of
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -11,7 +15,17 @@ from pathlib import Path
 import grpc
 import pytest
 
-from collector.serve.memory import MIB, Budget, budget, container_limit, parse_size
+from bench.workload import build
+from collector.serve.memory import (
+    DEFAULT_SIZES,
+    MIB,
+    Budget,
+    Sizes,
+    budget,
+    container_limit,
+    parse_size,
+    sizes,
+)
 from tests._otel import stored_rows
 from tests._otlp import new_span_id, new_trace_id, request, span
 from tests._raw import EXPORT
@@ -55,12 +69,22 @@ def test_the_flag_wins_over_the_container_and_neither_means_no_budget(tmp_path: 
     assert budget("", tmp_path / "elsewhere") is None
 
 
-def test_the_budget_is_shared_between_duckdb_and_the_decode_workers() -> None:
-    small, large = Budget(300 * MIB, "container"), Budget(2048 * MIB, "container")
-    assert small.duckdb_bytes == 120 * MIB and small.refuse_above_bytes == 270 * MIB
-    assert small.workers_allowed(4) == 0  # 300 MiB holds the server and DuckDB's share only
-    assert large.workers_allowed(4) == 4
-    assert Budget(64 * MIB, "--memory-limit").duckdb_bytes == 64 * MIB  # DuckDB's floor
+def test_the_budget_is_shared_between_duckdb_the_retained_traces_and_the_decode_workers() -> None:
+    small, large = Budget(500 * MIB, "container"), Budget(2048 * MIB, "container")
+    # What is left beyond the server's own 200 MiB: 40 % to DuckDB, 10 % to the retained traces.
+    assert small.duckdb_bytes == 120 * MIB and small.retained_trace_bytes == 30 * MIB
+    assert small.refuse_above_bytes == 450 * MIB
+    assert small.sizes == Sizes(duckdb_bytes=120 * MIB, duckdb_threads=1, retained_trace_bytes=30 * MIB)
+    assert small.workers_allowed(4) == 0  # 500 MiB holds the server, its shares and work in flight only
+    assert large.workers_allowed(4) == 4 and large.sizes.duckdb_threads is None
+    assert Budget(1000 * MIB, "container").workers_allowed(4) == 2
+    tiny = Budget(64 * MIB, "--memory-limit")
+    assert tiny.duckdb_bytes == 32 * MIB and tiny.retained_trace_bytes == 4 * MIB  # the floors
+
+
+def test_without_a_budget_the_sizes_are_a_sidecars() -> None:
+    assert sizes(None) == DEFAULT_SIZES
+    assert DEFAULT_SIZES.duckdb_bytes <= 128 * MIB and DEFAULT_SIZES.retained_trace_bytes <= 32 * MIB
 
 
 def _post(url: str, body: bytes) -> tuple[int, dict[str, str], dict[str, object]]:
@@ -97,3 +121,73 @@ def test_a_server_over_its_budget_refuses_retryably_and_stores_nothing(tmp_path:
     finally:
         assert roomy.stop() == 0, roomy.log()
     assert stored_rows(roomy, "SELECT count(*) AS n FROM spans") == [{"n": 1}]
+
+
+def _tree_resident_bytes(pid: int) -> int:
+    """Resident memory of a process and its children (decode workers), from /proc."""
+    total = 0
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(child) for child in (task / "children").read_text().split()]
+    for each in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{each}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return total
+
+
+def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path: Path) -> None:
+    # 384 MB: the server idles near 190 MB, so the load (30 k spans from four exporters, as fast as
+    # they are answered) takes it towards the refusal mark (90 %); refusals, if any, must be retryable,
+    # resident memory must stay under the budget, and every span sent must end up stored.
+    limit = 340 * 1000**2
+    workload = build(5_000, seed=7)
+    server = ServeProcess(tmp_path / "budget.duckdb", extra_args=("--memory-limit", "340MB")).start()
+    assert server.process is not None
+    peak = 0
+    sampling = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not sampling.wait(0.05):
+            peak = max(peak, _tree_resident_bytes(server.process.pid))  # type: ignore[union-attr]
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    refusals: list[tuple[grpc.StatusCode, bool]] = []
+    pending = list(range(len(workload.requests)))
+    lock = threading.Lock()
+
+    def send() -> None:
+        with grpc.insecure_channel(server.grpc_endpoint) as channel:
+            export = channel.unary_unary(EXPORT, request_serializer=bytes, response_deserializer=bytes)
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    index = pending.pop()
+                deadline = time.monotonic() + 120
+                while True:
+                    try:
+                        export(workload.requests[index], timeout=30)
+                        break
+                    except grpc.RpcError as exc:
+                        metadata = dict(exc.trailing_metadata() or ())  # type: ignore[attr-defined]
+                        refusals.append((exc.code(), "google.rpc.retryinfo-bin" in metadata))  # type: ignore[attr-defined]
+                        assert time.monotonic() < deadline, "refused for two minutes"
+                        time.sleep(0.2)
+
+    try:
+        senders = [threading.Thread(target=send) for _ in range(4)]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join()
+    finally:
+        sampling.set()
+        sampler.join()
+        assert server.stop() == 0, server.log()
+    print(f"\npeak resident {peak / 1e6:.0f} MB of {limit / 1e6:.0f} MB, {len(refusals)} refusals")
+    assert all(code == grpc.StatusCode.UNAVAILABLE and retry for code, retry in refusals), refusals[:5]
+    assert peak < limit, f"peak resident {peak / 1e6:.0f} MB over the {limit / 1e6:.0f} MB budget"
+    assert stored_rows(server, "SELECT count(DISTINCT span_id) AS n FROM spans") == [{"n": workload.spans}]
