@@ -142,7 +142,16 @@ def main() -> None:
     started = time.monotonic()
     deadline = started + max_seconds if max_seconds else float("inf")
 
+    failures: list[str] = []
+
     def worker() -> None:
+        try:
+            send_share()
+        except Exception as exc:  # a server that keeps refusing or fails: reported, never hidden
+            with lock:
+                failures.append(f"{type(exc).__name__}: {exc}")
+
+    def send_share() -> None:
         nonlocal next_index
         while True:
             with lock:
@@ -170,6 +179,9 @@ def main() -> None:
     result: dict[str, object] = {
         "requests": len(done),
         "requests_planned": requests.count,
+        # Exporters that stopped on an error (each sends no more): the run is short of its plan.
+        "exporters_failed": len(failures),
+        "first_failure": failures[0] if failures else None,
         "spans": spans,
         "tool_spans": spans // 2,  # three tool spans in every six (bench/workload.py)
         "elapsed_s": elapsed,

@@ -88,6 +88,13 @@ def loadgen(args: list[str], timeout_s: float = 1800) -> dict[str, Any]:
         timeout=timeout_s,
     )
     result: dict[str, Any] = json.loads(output.stdout)
+    if result.get("exporters_failed"):
+        print(
+            f"WARNING: {result['exporters_failed']} exporter(s) stopped on an error, "
+            f"{result['requests']:,} of {result['requests_planned']:,} requests sent: "
+            f"{result['first_failure']}",
+            flush=True,
+        )
     return result
 
 

@@ -32,7 +32,10 @@ from pathlib import Path
 
 MIB = 1024 * 1024
 DUCKDB_SHARE = 0.4
-DUCKDB_MIN_BYTES = 32 * MIB
+# DuckDB's checkpoint pins blocks it cannot spill, beside the ART indexes and the rows not yet
+# checkpointed: at 64 MiB a checkpoint under sustained load ran out ("failed to pin block") and DuckDB
+# invalidated the database (measured with bench.run's half-rate step). Below this, no share is given.
+DUCKDB_MIN_BYTES = 256 * MIB
 DUCKDB_ONE_THREAD_BELOW = 1024 * MIB
 RETAINED_SHARE = 0.1
 RETAINED_MIN_BYTES = 4 * MIB
@@ -117,7 +120,7 @@ class Sizes:
 # Without a budget: a sidecar's sizes (DuckDB's own default would be 80 % of the host's RAM). Measured
 # at the bench's full rate (bench/memory.py, bench/README.md): peak RSS 847 MB before, 505 MB with
 # DuckDB at 128 MiB and 32 MiB of retained traces, 441 MB with these.
-DEFAULT_SIZES = Sizes(duckdb_bytes=64 * MIB, duckdb_threads=None, retained_trace_bytes=16 * MIB)
+DEFAULT_SIZES = Sizes(duckdb_bytes=DUCKDB_MIN_BYTES, duckdb_threads=None, retained_trace_bytes=16 * MIB)
 
 
 @dataclass(frozen=True, slots=True)

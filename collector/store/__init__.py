@@ -34,5 +34,6 @@ Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twi
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),
 `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed workflows),
 `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
-into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own).
+into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own), `_fatal`
+(exiting when DuckDB invalidates the database, to be started again).
 """

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import duckdb
 
+from collector.store._fatal import exit_if_invalidated
+
 log = logging.getLogger("tracescore.writer")
 
 _HEARTBEAT_KEY = "checkpoint_heartbeat"
@@ -133,6 +135,7 @@ class Checkpointer:
             _rollback_quietly(self._heartbeat)
             return False
         except duckdb.Error as exc:
+            exit_if_invalidated(exc)
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
             _rollback_quietly(self._heartbeat)
             return True

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
+from collector.store._fatal import exit_if_invalidated
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
@@ -427,6 +428,7 @@ class Writer:
             self._con.rollback()
 
     def _failed(self, exc: BaseException) -> None:
+        exit_if_invalidated(exc)
         # The traceback once, when storage starts failing; then a line per failure (disk full repeats).
         log.error("write failed (answered as retryable): %s", exc, exc_info=exc if self.healthy else None)
         self.healthy = False

@@ -1,0 +1,75 @@
+"""When DuckDB invalidates the database (a commit or a checkpoint that ran out of memory, an I/O error
+inside one), every later statement on the instance fails: tracescore exits with status 70 to be started
+again rather than answer "retry later" for ever (collector/store/_fatal.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from collector.store._fatal import EXIT_STORAGE_INVALIDATED, invalidated
+
+# A DuckDB instance with far too little memory for what it is asked to commit: DuckDB invalidates it.
+_INVALIDATE = """
+import duckdb, sys
+connection = duckdb.connect(sys.argv[1], config={"memory_limit": "8MB", "threads": 1})
+connection.execute("CREATE TABLE t (a VARCHAR USING COMPRESSION zstd, b VARCHAR)")
+connection.execute("CREATE INDEX t_b ON t (b)")
+try:
+    connection.execute(
+        "INSERT INTO t SELECT md5(i::VARCHAR) || repeat('x', 200), md5(i::VARCHAR) FROM range(100000) r(i)"
+    )
+except duckdb.Error:
+    pass
+"""
+_TOO_MUCH = (
+    "INSERT INTO t SELECT md5(i::VARCHAR) || repeat('x', 200), md5(i::VARCHAR) FROM range(100000) r(i)"
+)
+
+
+def test_an_invalidated_database_is_told_from_an_ordinary_error(tmp_path: Path) -> None:
+    connection = duckdb.connect(str(tmp_path / "x.duckdb"), config={"memory_limit": "8MB", "threads": 1})
+    connection.execute("CREATE TABLE t (a VARCHAR USING COMPRESSION zstd, b VARCHAR)")
+    connection.execute("CREATE INDEX t_b ON t (b)")
+    with pytest.raises(duckdb.Error) as ran_out:
+        connection.execute(_TOO_MUCH)
+    assert not invalidated(ran_out.value)  # the commit that failed; what follows is refused
+    with pytest.raises(duckdb.Error) as after:
+        connection.execute("SELECT 1").fetchall()
+    assert invalidated(after.value)
+    with pytest.raises(duckdb.Error) as ordinary:
+        duckdb.connect().execute("SELECT * FROM no_such_table")
+    assert not invalidated(ordinary.value)
+
+
+def test_the_process_exits_with_status_70_and_says_why(tmp_path: Path) -> None:
+    script = (
+        _INVALIDATE
+        + """
+import logging
+from collector.store._fatal import exit_if_invalidated
+logging.basicConfig(level=logging.INFO)
+try:
+    connection.execute("SELECT 1").fetchall()
+except duckdb.Error as exc:
+    exit_if_invalidated(duckdb.CatalogException("an ordinary error"))  # returns
+    print("still running", flush=True)
+    exit_if_invalidated(exc)
+print("not reached", flush=True)
+"""
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert done.returncode == EXIT_STORAGE_INVALIDATED == 70, done.stderr
+    assert done.stdout == "still running\n"
+    assert "DuckDB invalidated the database" in done.stderr and "exits with status 70" in done.stderr
