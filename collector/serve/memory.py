@@ -168,6 +168,24 @@ def sizes(budget: Budget | None) -> Sizes:
     return budget.sizes if budget is not None else DEFAULT_SIZES
 
 
+# The least a budget must hold for the server to work under load without refusing for good: the server
+# itself, DuckDB's floor, the retained traces' floor and the work in flight, below the refusal mark.
+SMALLEST_WORKABLE_BYTES = int(
+    (SERVER_BYTES + DUCKDB_MIN_BYTES + RETAINED_MIN_BYTES + WORKING_BYTES) / REFUSE_AT
+)
+
+
+def too_small(budget: Budget) -> str | None:
+    """Why this budget cannot hold a server under load (it would refuse requests for good), or None."""
+    if budget.limit_bytes >= SMALLEST_WORKABLE_BYTES:
+        return None
+    return (
+        f"the memory budget ({budget.limit_bytes // MIB} MiB, {budget.source}) is below the "
+        f"~{SMALLEST_WORKABLE_BYTES // MIB} MiB a server needs under load (itself ~{SERVER_BYTES // MIB}, "
+        f"DuckDB at least {DUCKDB_MIN_BYTES // MIB}): expect requests refused for as long as the load lasts"
+    )
+
+
 def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget | None:
     if memory_limit:
         return Budget(parse_size(memory_limit), "--memory-limit")

@@ -37,7 +37,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
-from collector.serve.memory import MIB, MemoryGuard, budget, sizes
+from collector.serve.memory import MIB, MemoryGuard, budget, sizes, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.store.database import open_writer
@@ -106,6 +106,8 @@ async def start(settings: ServeSettings) -> Running:
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
+    if memory is not None and (problem := too_small(memory)):
+        log.warning(problem)
     if settings.export_dir is not None:
         _check_export_dir(settings.export_dir)
     sized = sizes(memory)
