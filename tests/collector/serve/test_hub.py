@@ -7,30 +7,7 @@ import asyncio
 import pytest
 
 from collector.serve import _hub
-from scoring import verdict_from_dict
-
-
-def _verdict(run: str) -> object:
-    return verdict_from_dict(
-        {
-            "run_id": run,
-            "trace_id": "t",
-            "task": None,
-            "spec": "s",
-            "spec_fingerprint": "f",
-            "profile": "default",
-            "passed": True,
-            "value": 1.0,
-            "label": "pass",
-            "checks": [],
-            "missing_tools": [],
-            "additional_tools": [],
-            "failed_argument_checks": [],
-            "latency_violations": [],
-            "reason": None,
-            "run_version": 1,
-        }
-    )
+from tests._verdicts import passing_verdict
 
 
 def test_a_watcher_that_falls_behind_is_dropped_and_marked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,7 +17,7 @@ def test_a_watcher_that_falls_behind_is_dropped_and_marked(monkeypatch: pytest.M
         hub = _hub.VerdictHub(asyncio.get_running_loop())
         slow = hub.subscribe()
         picky = hub.subscribe(run_id="r9")
-        hub.publish([_verdict(f"r{i}") for i in range(5)])  # type: ignore[misc]
+        hub.publish([passing_verdict(f"r{i}") for i in range(5)])  # type: ignore[misc]
         await asyncio.sleep(0.05)
         return slow.overflowed, slow.queue.qsize(), hub.watchers, picky.overflowed
 
@@ -53,16 +30,16 @@ def test_a_watcher_that_falls_behind_is_dropped_and_marked(monkeypatch: pytest.M
 def test_verdicts_published_before_their_store_are_kept_until_it_commits() -> None:
     async def scenario() -> None:
         hub = _hub.VerdictHub(asyncio.get_running_loop())
-        first, second = _verdict("r1"), _verdict("r2")
+        first, second = passing_verdict("r1"), passing_verdict("r2")
         hub.publish([first, second], unstored=True)  # type: ignore[list-item]
-        hub.publish([_verdict("r3")])  # type: ignore[list-item]  # already stored: not kept
+        hub.publish([passing_verdict("r3")])  # type: ignore[list-item]  # already stored: not kept
         assert [live.verdict.run_id for live in hub.unstored()] == ["r1", "r2"]
         assert [live.verdict.run_id for live in hub.unstored(run_id="r2")] == ["r2"]
         assert hub.unstored(spec="other") == []
 
         # The same key judged again (a newer verdict object) before the first store committed: the
         # first store's commit leaves the newer one waiting for its own.
-        again = _verdict("r1")
+        again = passing_verdict("r1")
         hub.publish([again], unstored=True)  # type: ignore[list-item]
         hub.stored([first, second])  # type: ignore[list-item]
         assert [live.verdict for live in hub.unstored()] == [again]

@@ -9,36 +9,13 @@ from pathlib import Path
 import duckdb
 
 from collector.serve._verdict_store import Delivered, VerdictStore
-from scoring import ensure_verdict_schema, verdict_from_dict
-from scoring.verdict.record import Verdict
+from scoring import ensure_verdict_schema
 from scoring.verdict.table import verdict_json
-
-
-def _verdict(run: str, spec: str = "s") -> Verdict:
-    return verdict_from_dict(
-        {
-            "run_id": run,
-            "trace_id": "t",
-            "task": None,
-            "spec": spec,
-            "spec_fingerprint": "f",
-            "profile": "default",
-            "passed": True,
-            "value": 1.0,
-            "label": "pass",
-            "checks": [],
-            "missing_tools": [],
-            "additional_tools": [],
-            "failed_argument_checks": [],
-            "latency_violations": [],
-            "reason": None,
-            "run_version": 1,
-        }
-    )
+from tests._verdicts import passing_verdict
 
 
 def _delivered(*runs: str) -> Delivered:
-    verdicts = [_verdict(r) for r in runs]
+    verdicts = [passing_verdict(r) for r in runs]
     return Delivered(verdicts, [verdict_json(v) for v in verdicts], [None] * len(verdicts))
 
 
