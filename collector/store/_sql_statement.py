@@ -63,7 +63,10 @@ def one_statement(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Sta
 def check_read_only(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
     """The one statement of `sql` if it only reads; SqlRefused, with a sentence saying why, if not."""
     statement = one_statement(connection, sql)
-    kind = statement.type
+    try:
+        kind = statement.type
+    except ValueError as exc:  # a type DuckDB's Python enum does not name (UPDATE EXTENSIONS, in 2.0)
+        raise SqlRefused(f"only read-only queries are allowed; this statement is not one ({exc})") from exc
     if kind == duckdb.StatementType.MULTI:
         raise SqlRefused(
             "this statement runs as several (a PIVOT without an IN list does); "
