@@ -117,7 +117,7 @@ def _fetch(
             if not chunk:
                 break
             for row in chunk:
-                size = _size(row)
+                size = _row_size(row)
                 widest = max(widest, size)
                 held += size
                 if held > max_bytes:
@@ -146,19 +146,40 @@ def _next_fetch(room: int, widest: int) -> int:
     return max(1, min(_FETCH_ROWS, room // (8 * widest)))
 
 
+# What a value of these types takes in a JSON answer, about: looked up by exact type, the common case.
+_FIXED_SIZE: dict[type, int] = {
+    int: 8,
+    float: 8,
+    bool: 5,
+    type(None): 4,
+    datetime: 32,
+    date: 12,
+    time: 16,
+    timedelta: 16,
+    Decimal: 24,
+    UUID: 38,
+}
+
+
+def _row_size(row: tuple[Any, ...]) -> int:
+    """About what `row` takes in a JSON answer: a loop with a type lookup, as it runs for every row."""
+    size = 2
+    for value in row:
+        kind = type(value)
+        if kind is str:
+            size += len(value) + 3
+        else:
+            fixed = _FIXED_SIZE.get(kind)
+            size += (fixed if fixed is not None else _size(value)) + 1
+    return size
+
+
 def _size(value: Any) -> int:
-    """About what `value` takes in a JSON answer."""
-    if isinstance(value, str):
-        return len(value) + 2
+    """About what any other value takes in a JSON answer: nested lists, structs and maps by their text
+    (C speed; a little more than their JSON), blobs as hex."""
     if isinstance(value, bytes | bytearray | memoryview):
         return 2 * len(value) + 2
-    if isinstance(value, list | tuple | set | frozenset):
-        return 2 + sum(_size(v) + 1 for v in value)
-    if isinstance(value, dict):
-        return 2 + sum(_size(k) + _size(v) + 2 for k, v in value.items())
-    if isinstance(value, datetime | date | time | timedelta | Decimal | UUID):
-        return 32
-    return 8
+    return len(repr(value))
 
 
 def query_file(path: Path, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
