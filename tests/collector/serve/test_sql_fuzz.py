@@ -19,6 +19,10 @@ How "unchanged" is judged, honestly:
   server started and after it stopped.
 Each answer must also be 200, 400 or 504 (never a 500), and the server must stay healthy.
 
+The same statements also go straight to the lower layer (`run_read_only`, no statement check in
+front) on the server's own hardened connection, in process: what is held must not change either, so
+the data's safety does not rest on the check.
+
 TRACESCORE_FUZZ_EXAMPLES sets the number of statements (default 60, a few seconds; `make soak` sends 2,000).
 """
 
@@ -35,7 +39,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collector.store.database import wal_files
+from collector.store.database import open_writer, wal_files
+from collector.store.sql import SqlRefused, run_read_only
 from tests._server import ServeProcess
 from tests.collector.serve._sandbox import get, served_with_runs, sql
 
@@ -208,23 +213,32 @@ def _bytes(db: Path) -> dict[str, str]:
 
 def _contents(db: Path) -> dict[str, object]:
     """Everything a stopped server's file holds, by content: rows of every table, the catalog."""
-    out: dict[str, object] = {}
     with duckdb.connect(str(db), read_only=True) as connection:
-        tables = connection.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY 1"
-        ).fetchall()
-        for (name,) in tables:
-            rows = connection.execute(f'SELECT * FROM "{name}"').fetchall()
-            out[f"table {name}"] = sorted(repr(row) for row in rows)
-        for what, query in (
-            ("views", "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"),
-            ("sequences", "SELECT sequence_name, last_value FROM duckdb_sequences()"),
-            ("schemas", "SELECT database_name, schema_name FROM duckdb_schemas() WHERE NOT internal"),
-            ("types", "SELECT type_name FROM duckdb_types() WHERE NOT internal"),
-            ("macros", "SELECT function_name FROM duckdb_functions() WHERE NOT internal"),
-            ("indexes", "SELECT index_name, sql FROM duckdb_indexes()"),
-            ("comments", "SELECT table_name, comment FROM duckdb_tables()"),
-        ):
+        return _held(connection)
+
+
+def _held(connection: duckdb.DuckDBPyConnection, *, whole: bool = True) -> dict[str, object]:
+    """Rows of every table of every attached database and the catalog; `whole=False` leaves out the
+    slow parts (functions and macros, settings), for a check after every statement."""
+    out: dict[str, object] = {}
+    tables = connection.execute(
+        "SELECT database_name, table_name FROM duckdb_tables() WHERE NOT internal ORDER BY 1, 2"
+    ).fetchall()
+    for database, name in tables:
+        rows = connection.execute(f'SELECT * FROM "{database}"."main"."{name}"').fetchall()
+        out[f"table {database}.{name}"] = sorted(repr(row) for row in rows)
+    for what, query in (
+        ("databases", "SELECT database_name FROM duckdb_databases()"),
+        ("views", "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"),
+        ("sequences", "SELECT sequence_name, last_value FROM duckdb_sequences()"),
+        ("schemas", "SELECT database_name, schema_name FROM duckdb_schemas() WHERE NOT internal"),
+        ("types", "SELECT type_name FROM duckdb_types() WHERE NOT internal"),
+        ("macros", "SELECT function_name FROM duckdb_functions() WHERE NOT internal"),
+        ("indexes", "SELECT index_name, sql FROM duckdb_indexes()"),
+        ("comments", "SELECT table_name, comment FROM duckdb_tables()"),
+        ("settings", "SELECT name, value FROM duckdb_settings()"),
+    ):
+        if whole or what not in ("macros", "settings"):
             out[what] = sorted(repr(row) for row in connection.execute(query).fetchall())
     return out
 
@@ -282,3 +296,30 @@ def test_no_statement_changes_the_database(stopped: ServeProcess) -> None:
     finally:
         assert server.stop() == 0
     assert _contents(server.db) == before
+
+
+def test_past_the_check_the_database_still_refuses_every_write(tmp_path: Path) -> None:
+    """The same statements handed to the lower layer with no statement check in front, on the server's
+    own hardened connection (the file's schema, rows in its tables): what is held never changes. The
+    check is what keeps checkpoints out (they change bytes, not content), so content is compared here."""
+    connection = open_writer(tmp_path / "t.duckdb")
+    connection.execute("INSERT INTO tracescore_state VALUES ('kept', 7)")
+    connection.execute("CREATE SEQUENCE planted_before START 5")
+    connection.execute("SELECT nextval('planted_before')").fetchall()
+    before, quick = _held(connection), _held(connection, whole=False)
+
+    @settings(FUZZ, max_examples=max(20, EXAMPLES // 2))
+    @given(statements())
+    def run(query: str) -> None:
+        cursor = connection.cursor()
+        try:
+            run_read_only(cursor, query)
+        except SqlRefused:
+            pass
+        finally:
+            cursor.close()
+        assert _held(connection, whole=False) == quick, query
+
+    run()
+    assert _held(connection) == before
+    connection.close()
