@@ -91,6 +91,21 @@ def test_tracescore_sql_through_a_running_server_cannot_write(served: ServeProce
     assert counts(served) == before
 
 
+def test_tracescore_sql_says_when_the_server_cut_the_rows(served: ServeProcess) -> None:
+    """The server answers at most 10,000 rows; the CLI printed them as if they were all there."""
+    query = "SELECT range AS i FROM range(10005)"
+    result = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "sql", "--db", str(served.db), "--format", "csv", query],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1 + 10_000
+    assert "at most 10,000 rows" in result.stderr and "LIMIT" in result.stderr
+
+
 WRITES = [
     "DELETE FROM precious",
     "EXPLAIN ANALYZE DELETE FROM precious",
