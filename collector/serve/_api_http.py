@@ -280,7 +280,10 @@ class HttpApi:
             return _problem(504, str(exc))
         except LaneFull as exc:
             return _json({"error": str(exc)}, 503, headers={"Retry-After": "1"})
-        return _json(answer)
+        try:
+            return _json(answer)
+        except (TypeError, ValueError) as exc:  # a MAP keyed by dates or decimals: JSON keys are text
+            return _problem(400, f"the answer holds a value JSON cannot carry ({exc}); cast it to VARCHAR")
 
     async def score(self, request: web.Request) -> web.Response:
         payload = await self._payload(request)

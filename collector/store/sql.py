@@ -130,6 +130,8 @@ def _fetch(
                 rows.append(row)
     except duckdb.InterruptException:
         raise
+    except (OverflowError, ValueError) as exc:  # a value Python cannot hold (INTERVAL 99999999 YEARS)
+        raise SqlRefused(f"a value cannot be read ({exc}); cast it to VARCHAR") from exc
     except duckdb.Error as exc:
         if "read-only mode" in str(exc):
             raise SqlRefused(f"refused by the database: the SQL API only reads ({exc})") from exc

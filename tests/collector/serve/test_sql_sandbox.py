@@ -228,6 +228,21 @@ def test_what_only_reads_still_runs(query: str, tmp_path: Path) -> None:
     connection.close()
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT INTERVAL 99999999 YEARS",
+        "SELECT [INTERVAL 99999999 YEARS]",
+        "SELECT map([DATE '2020-01-01'], [2])",
+    ],
+)
+def test_a_value_the_answer_cannot_carry_is_one_clear_line(served: ServeProcess, query: str) -> None:
+    """Found beside the fuzz: values Python cannot hold, or JSON cannot key by, answered 500."""
+    status, answer = sql(served, query)
+    assert status == 400 and "cast it to VARCHAR" in answer["error"], answer
+    assert sql(served, f"SELECT ({query.removeprefix('SELECT ')})::VARCHAR AS v")[0] == 200
+
+
 # ---- what a browser page may send ---------------------------------------------------------------------
 
 
