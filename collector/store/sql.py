@@ -210,6 +210,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _json_value(value: Any) -> Any:
+    """`value` for `--format json`, nested values too; a MAP's keys that JSON cannot key by (dates,
+    decimals, lists) become their text."""
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str | int | float | bool) or k is None else str(_plain(k))): _json_value(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    return _plain(value)
+
+
 DEFAULT_MAX_WIDTH = 60  # characters of one table cell; the rest is cut, marked with "…"
 
 
@@ -226,7 +239,9 @@ def render_rows(
     characters (0 = no limit). JSON and CSV are never cut."""
     if fmt == "json":
         text = json.dumps(
-            [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in rows], indent=2, default=str
+            [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows],
+            indent=2,
+            default=str,
         )
         return text, 0
     if fmt == "csv":

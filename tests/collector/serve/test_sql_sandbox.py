@@ -34,6 +34,7 @@ from collector.store.sql import (
     SqlRefused,
     check_read_only,
     query_file,
+    render_rows,
     run_read_only,
 )
 from tests._otlp import new_span_id, new_trace_id, request, span
@@ -241,6 +242,15 @@ def test_a_value_the_answer_cannot_carry_is_one_clear_line(served: ServeProcess,
     status, answer = sql(served, query)
     assert status == 400 and "cast it to VARCHAR" in answer["error"], answer
     assert sql(served, f"SELECT ({query.removeprefix('SELECT ')})::VARCHAR AS v")[0] == 200
+
+
+def test_the_file_mode_prints_such_values_as_json_too(tmp_path: Path) -> None:
+    """`tracescore sql --format json` on the file: a MAP keyed by dates was a traceback."""
+    path = tmp_path / "t.duckdb"
+    duckdb.connect(str(path)).close()
+    columns, rows = query_file(path, "SELECT map([DATE '2020-01-01'], [2]) AS m, [DATE '2020-01-02'] AS l")
+    printed = json.loads(render_rows(columns, rows, "json")[0])
+    assert printed == [{"m": {"2020-01-01": 2}, "l": ["2020-01-02"]}]
 
 
 # ---- what a browser page may send ---------------------------------------------------------------------
