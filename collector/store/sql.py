@@ -128,7 +128,7 @@ def _fetch(
                         "tables to Parquet"
                     )
                 rows.append(row)
-    except duckdb.InterruptException:
+    except (duckdb.InterruptException, SqlRefused):  # SqlRefused: the byte cap, said as it is
         raise
     except (OverflowError, ValueError) as exc:  # a value Python cannot hold (INTERVAL 99999999 YEARS)
         raise SqlRefused(f"a value cannot be read ({exc}); cast it to VARCHAR") from exc
