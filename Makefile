@@ -61,7 +61,8 @@ SOAK_OVERLOAD_SECONDS ?= 60
 soak: install
 	TRACESCORE_CRASH_ROUNDS=$(SOAK_ROUNDS) TRACESCORE_OVERLOAD_SECONDS=$(SOAK_OVERLOAD_SECONDS) \
 	TRACESCORE_FUZZ_EXAMPLES=2000 $(BIN)/python -m pytest -q -s --timeout 3600 \
-		tests/collector/store/test_crash_loop.py tests/collector/receive/test_overload.py tests/test_fuzz.py
+		tests/collector/store/test_crash_loop.py tests/collector/receive/test_overload.py tests/test_fuzz.py \
+		tests/collector/serve/test_sql_fuzz.py
 
 proto: install
 	$(BIN)/python proto/generate.py

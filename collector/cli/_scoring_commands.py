@@ -217,6 +217,12 @@ def run_sql(args: argparse.Namespace) -> int:
     if server is not None:
         answer = client.post(server, "/api/v1/sql", {"query": args.query})
         columns, rows = answer["columns"], [tuple(r) for r in answer["rows"]]
+        if answer.get("truncated"):  # on stderr: the rows printed are the server's first ones only
+            print(
+                f"tracescore sql: the server answers at most {len(rows):,} rows; these are the first. "
+                "Add a WHERE or LIMIT, or stop the server to read the file whole",
+                file=sys.stderr,
+            )
     else:
         columns, rows = query_file(args.db, args.query)
     text, cut = render_rows(columns, rows, args.format, args.max_width)

@@ -1,7 +1,13 @@
-"""Who may talk to the listeners: TLS (and mTLS), bearer tokens, and the Host allow-list.
+"""Who may talk to the listeners: TLS (and mTLS), bearer tokens, the Host allow-list, and what a
+browser may do.
 
 Defaults: loopback only, no token. Binding elsewhere needs TLS and a token, or `--insecure-listen`.
 The token is what OTel exporters send through `OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer …`.
+
+A page in the user's browser can reach a loopback server too: the API (everything but `/v1/traces`)
+refuses a request whose `Origin` is another site (403), a preflight gets no `Access-Control-Allow-*`
+header, and a POST must carry `Content-Type: application/json` (415), which no page can send to
+another origin without a preflight.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import grpc
 from aiohttp import web
@@ -50,6 +57,20 @@ class Security:
             host = host[: host.index("]") + 1]
         return host in _LOOPBACK_HOSTS or host in self.allowed_hosts or host in bound_hosts
 
+    def origin_ok(self, origin: str | None, host_header: str | None) -> bool:
+        """A request from a browser page (it carries `Origin`) is the API's only from a page of the API
+        itself (same host and port as `Host`) or of a host named in --allowed-hosts (a proxy in front
+        that keeps the page and the API on one origin). No `Origin`: not a browser page, allowed."""
+        if origin is None:
+            return True
+        parts = urlsplit(origin.strip().lower())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return False  # "null" (sandboxed frames, file://) and anything odd
+        if host_header and parts.netloc == host_header.strip().lower():
+            return True
+        named = self.allowed_hosts - {"*"}  # "*" opens Host names, never other sites' pages
+        return parts.hostname in named or f"[{parts.hostname}]" in named
+
     def http_ssl_context(self) -> ssl.SSLContext | None:
         if not self.tls:
             return None
@@ -79,12 +100,29 @@ def http_middleware(security: Security, bound_hosts: frozenset[str]) -> Any:
         request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         api = not request.path.startswith("/v1/")
+        host = request.headers.get("Host")
         # DNS rebinding reaches loopback from a browser: the API answers only to hosts it knows.
-        if api and not security.host_ok(request.headers.get("Host"), bound_hosts):
+        if api and not security.host_ok(host, bound_hosts):
             return web.json_response({"error": "Host header not allowed (see --allowed-hosts)"}, status=421)
+        # Another site's page in the user's browser: refused before anything is read or run. A CORS
+        # preflight from it is refused the same way, with no Access-Control-Allow-* header, ever.
+        if api and not security.origin_ok(request.headers.get("Origin"), host):
+            return web.json_response(
+                {"error": "requests from another site's web page are not allowed (Origin refused)"},
+                status=403,
+            )
         if request.path not in _OPEN_PATHS and not security.token_ok(request.headers.get("Authorization")):
             return web.json_response(
                 {"error": "missing or wrong bearer token"}, status=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        # A JSON body only: text/plain and form bodies are what a page may send anywhere unasked.
+        if api and request.method == "POST" and request.content_type != "application/json":
+            return web.json_response(
+                {
+                    "error": "send the body as Content-Type: application/json "
+                    f"(got {request.headers.get('Content-Type') or 'none'})"
+                },
+                status=415,
             )
         return await handler(request)
 

@@ -2,16 +2,19 @@
 read-only SQL, scoring on demand (the CLI's `--server` mode), export windows, Prometheus metrics,
 OpenAPI.
 
-Every read runs on its own DuckDB cursor in a worker thread with a time limit; an export window streams
-for as long as its client reads (collector/serve/_export_stream.py).
+Every read runs on its own DuckDB cursor in a worker thread with a time limit, people's SQL in a lane of
+threads of its own (collector/serve/_read_lanes.py); an export window streams for as long as its client
+reads (collector/serve/_export_stream.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -22,6 +25,7 @@ from collector.serve._export_stream import stream_window
 from collector.serve._hub import verdict_key
 from collector.serve._metrics import render_metrics
 from collector.serve._openapi import OPENAPI
+from collector.serve._read_lanes import LaneFull, ReadLanes
 from collector.serve._services import Services
 from collector.store.sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
@@ -33,8 +37,10 @@ _WATCH_LIVENESS_S = 1.0  # how often an idle watch stream checks that its client
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.Response(text=json.dumps(data, default=str), status=status, content_type="application/json")
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        text=json.dumps(data, default=str), status=status, content_type="application/json", headers=headers
+    )
 
 
 def _problem(status: int, message: str) -> web.Response:
@@ -83,11 +89,22 @@ def _specs(payload: Any) -> list[Spec]:
 class HttpApi:
     def __init__(self, services: Services) -> None:
         self._services = services
+        self._lanes = ReadLanes()
 
     async def _read(self, read: Callable[[Any], Any], timeout_s: float = _QUERY_TIMEOUT_S) -> Any:
-        return await asyncio.to_thread(queries.with_cursor, self._services.connection, read, timeout_s)
+        """The API's own reads, on their lane: people's SQL cannot take their threads."""
+        connection = self._services.connection
+        return await self._lanes.read(lambda: queries.with_cursor(connection, read, timeout_s))
+
+    async def _work(self, work: Callable[[Any], Any], timeout_s: float) -> Any:
+        """Scoring and reports on demand (minutes at most): asyncio's default threads."""
+        return await asyncio.to_thread(queries.with_cursor, self._services.connection, work, timeout_s)
+
+    async def _close(self, app: web.Application) -> None:
+        self._lanes.close()
 
     def routes(self, app: web.Application) -> None:
+        app.on_cleanup.append(self._close)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/readyz", self.readyz)
         app.router.add_get("/metrics", self.metrics)
@@ -241,12 +258,32 @@ class HttpApi:
         query = payload.get("query") if isinstance(payload, dict) else None
         if not isinstance(query, str) or not query.strip():
             return _problem(400, 'expected {"query": "SELECT …"}')
+        connection = self._services.connection
+        # The time limit counts from arrival: a query that waited for a thread has what is left.
+        deadline = time.monotonic() + _QUERY_TIMEOUT_S
+
+        def run() -> dict[str, Any]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise queries.QueryTimeout(
+                    f"no SQL thread came free within {_QUERY_TIMEOUT_S:g} s (other queries held them); "
+                    "try again"
+                )
+            read = partial(queries.run_sql, sql=query)
+            return queries.with_cursor(connection, read, left, limit_s=_QUERY_TIMEOUT_S)
+
         try:
-            return _json(await self._read(lambda c: queries.run_sql(c, query)))
-        except SqlRefused as exc:
+            answer = await self._lanes.sql(run)
+        except SqlRefused as exc:  # not read-only, not one statement, failed, or over the byte cap
             return _problem(400, str(exc))
         except queries.QueryTimeout as exc:
             return _problem(504, str(exc))
+        except LaneFull as exc:
+            return _json({"error": str(exc)}, 503, headers={"Retry-After": "1"})
+        try:
+            return _json(answer)
+        except (TypeError, ValueError) as exc:  # a MAP keyed by dates or decimals: JSON keys are text
+            return _problem(400, f"the answer holds a value JSON cannot carry ({exc}); cast it to VARCHAR")
 
     async def score(self, request: web.Request) -> web.Response:
         payload = await self._payload(request)
@@ -261,7 +298,7 @@ class HttpApi:
             return [v.to_dict() for v in verdicts]
 
         try:
-            return _json(await self._read(score, timeout_s=300))
+            return _json(await self._work(score, timeout_s=300))
         except queries.QueryTimeout as exc:
             return _problem(504, str(exc))
 
@@ -273,7 +310,7 @@ class HttpApi:
             return _problem(400, "k: expected a whole number ≥ 1")
         include = payload.get("include")
         if include is None:  # the original answer: the task results alone
-            verdicts = await self._read(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
+            verdicts = await self._work(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
             return _json([r.to_dict() for r in aggregate(verdicts, k=k)])
         bucket = payload.get("history_bucket", "auto")
         if not isinstance(include, list) or not all(isinstance(i, str) for i in include):
@@ -292,7 +329,7 @@ class HttpApi:
             ).to_dict()
 
         try:
-            return _json(await self._read(build, timeout_s=300))
+            return _json(await self._work(build, timeout_s=300))
         except ReportError as exc:
             return _problem(400, f"history_bucket: {exc}")
         except queries.QueryTimeout as exc:

@@ -234,7 +234,11 @@ OPENAPI: dict[str, Any] = {
         "title": "tracescore",
         "version": "1",
         "description": "Health, verdicts, task results and read-only SQL of a running tracescore serve. "
-        "OTLP itself is served at POST /v1/traces (see docs/receivers.md).",
+        "OTLP itself is served at POST /v1/traces (see docs/receivers.md). Every route answers 421 to a "
+        "Host it does not know, 403 to a request from another site's web page (an Origin that is not "
+        "the API's own), and, with a token configured, 401 without it; every POST takes "
+        "Content-Type: application/json only (415 otherwise). No CORS header is ever sent "
+        "(docs/security.md).",
     },
     "paths": {
         "/healthz": {
@@ -338,7 +342,9 @@ OPENAPI: dict[str, Any] = {
         },
         "/api/v1/sql": {
             "post": {
-                "summary": "one read-only statement (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN)",
+                "summary": "one read-only statement (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN), run "
+                "in a read-only transaction; at most 10,000 rows (more: `truncated`) and 32 MiB (more: "
+                "400); 10 s from arrival (then 504); 503 with Retry-After while the SQL lane is full",
                 "requestBody": _json_body(
                     "the query",
                     {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}},
@@ -356,6 +362,7 @@ OPENAPI: dict[str, Any] = {
                         },
                     ),
                     "400": _ERROR,
+                    "503": _ERROR,
                     "504": _ERROR,
                 },
             }

@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from collector.store.sql import SqlRefused, check_read_only
+from collector.store.sql import MAX_RESULT_BYTES, MAX_RESULT_ROWS, read_only
 from scoring import TaskResult, Verdict, aggregate, verdict_from_dict
 from scoring.report.build import task_latency
 
 T = TypeVar("T")
 
-MAX_ROWS = 10_000
+MAX_ROWS = MAX_RESULT_ROWS  # rows any API answer returns at most
 
 
 class QueryTimeout(RuntimeError):
@@ -28,32 +28,32 @@ class QueryTimeout(RuntimeError):
 
 
 def with_cursor(
-    connection: duckdb.DuckDBPyConnection, read: Callable[[duckdb.DuckDBPyConnection], T], timeout_s: float
+    connection: duckdb.DuckDBPyConnection,
+    read: Callable[[duckdb.DuckDBPyConnection], T],
+    timeout_s: float,
+    limit_s: float | None = None,
 ) -> T:
-    """Run `read` on a fresh cursor; interrupt it when it takes longer than `timeout_s`."""
+    """Run `read` on a fresh cursor; interrupt it when it takes longer than `timeout_s` (what is left
+    of a limit of `limit_s` counted from the request's arrival, when given: the message names that)."""
     cursor = connection.cursor()
     timer = threading.Timer(timeout_s, cursor.interrupt)
     timer.start()
     try:
         return read(cursor)
     except duckdb.InterruptException as exc:
-        raise QueryTimeout(f"query took longer than {timeout_s:g} s and was stopped") from exc
+        raise QueryTimeout(f"query took longer than {limit_s or timeout_s:g} s and was stopped") from exc
     finally:
         timer.cancel()
         cursor.close()
 
 
-def run_sql(cursor: duckdb.DuckDBPyConnection, sql: str, limit: int = MAX_ROWS) -> dict[str, Any]:
-    check_read_only(cursor, sql)
-    try:
-        result = cursor.execute(sql)
-        columns = [d[0] for d in result.description or []]
-        rows = result.fetchmany(limit + 1)
-    except duckdb.InterruptException:
-        raise
-    except duckdb.Error as exc:
-        raise SqlRefused(f"query failed: {exc}") from exc
-    return {"columns": columns, "rows": [list(r) for r in rows[:limit]], "truncated": len(rows) > limit}
+def run_sql(
+    cursor: duckdb.DuckDBPyConnection, sql: str, limit: int = MAX_ROWS, max_bytes: int = MAX_RESULT_BYTES
+) -> dict[str, Any]:
+    """A person's SQL: checked, then run in a read-only transaction (collector/store/sql.py), capped at
+    `limit` rows (more are cut, `truncated` says so) and `max_bytes` (more is refused)."""
+    result = read_only(cursor, sql, max_rows=limit, max_bytes=max_bytes)
+    return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated}
 
 
 def _where(filters: dict[str, Any]) -> tuple[str, list[Any]]:

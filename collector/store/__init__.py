@@ -21,8 +21,9 @@ Public:
 - `partitions`: `Partitions` (which partition of each written table appends go to; the writer and
   online scoring's verdicts share one, switched before each checkpoint).
 - `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
-- `sql`: `query_file`, `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`
-  (read-only SQL).
+- `sql`: `query_file`, `read_only`, `run_read_only` (one statement in a read-only transaction, capped in
+  rows and bytes), `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`,
+  `ResultTooLarge`.
 - `export`: `export`, `export_rows`, `window_rows` (`tracescore export`, hive-partitioned Parquet), and
   `spans_after`, `scores_after` (the windows of `serve --export-dir`).
 - `parquet_files`: `write_staged`, `publish`, `remove_stale`, `discard` (Parquet files that appear whole,
@@ -35,5 +36,6 @@ recorded by a later span), `_resolve` (run resolution of one complete trace, a p
 `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed workflows),
 `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
 into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own), `_fatal`
-(exiting when DuckDB invalidates the database, to be started again).
+(exiting when DuckDB invalidates the database, to be started again), `_sql_statement` (which SQL the
+read-only SQL API accepts: the clear refusal in front of the read-only transaction).
 """
