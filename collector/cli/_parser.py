@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
+from collector.cli._parser_compare import compare_parser, gate_arguments
+from collector.cli._parser_selection import selection_arguments
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -239,6 +241,7 @@ def _score_parser(sub: Subparsers) -> None:
     p.add_argument("--task", help="score only the runs of this task id")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
+    selection_arguments(p)
     clickhouse_arguments(p, score=True)
 
 
@@ -270,6 +273,7 @@ def _report_parser(sub: Subparsers) -> None:
         help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+    selection_arguments(p)
     clickhouse_arguments(p, score=False)
 
 
@@ -312,7 +316,11 @@ def _watch_parser(sub: Subparsers) -> None:
 
 
 def _diff_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("diff", help="compare two saved results (score or report --format json) per task")
+    p = sub.add_parser(
+        "diff",
+        help="compare two saved results (score or report --format json) per task, with intervals and an "
+        "exact test",
+    )
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
     p.add_argument(
@@ -321,6 +329,8 @@ def _diff_parser(sub: Subparsers) -> None:
         help="compare even when a spec's fingerprint differs between the two",
     )
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--k", type=int, help="k for pass@k and pass^k (default: the smaller side's rollouts)")
+    gate_arguments(p, fail_on="any-regression")
 
 
 def _export_parser(sub: Subparsers) -> None:
@@ -383,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         _score_parser,
         _report_parser,
         _diff_parser,
+        compare_parser,
         _sql_parser,
         _watch_parser,
         _export_parser,
