@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
-from collector.cli._parser_compare import compare_parser, gate_arguments
+from collector.cli._parser_compare import compare_parser, diff_parser
 from collector.cli._parser_selection import selection_arguments
 from collector.serve.settings import (
     CONFIG_ENV,
@@ -315,24 +315,6 @@ def _watch_parser(sub: Subparsers) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
-def _diff_parser(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "diff",
-        help="compare two saved results (score or report --format json) per task, with intervals and an "
-        "exact test",
-    )
-    p.add_argument("before", type=Path)
-    p.add_argument("after", type=Path)
-    p.add_argument(
-        "--allow-spec-change",
-        action="store_true",
-        help="compare even when a spec's fingerprint differs between the two",
-    )
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--k", type=int, help="k for pass@k and pass^k (default: the smaller side's rollouts)")
-    gate_arguments(p, fail_on="any-regression")
-
-
 def _export_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "export", help="write spans and verdicts as hive-partitioned Parquet (ClickHouse otel_traces columns)"
@@ -392,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
         _serve_parser,
         _score_parser,
         _report_parser,
-        _diff_parser,
+        diff_parser,
         compare_parser,
         _sql_parser,
         _watch_parser,

@@ -1,5 +1,5 @@
-"""The arguments of `tracescore compare` (collector/cli/_compare.py), kept beside collector/cli/_parser.py
-which holds the other subcommands'."""
+"""The arguments of `tracescore compare` (collector/cli/_compare.py) and `tracescore diff`, which share
+the gate (--alpha, --fail-on); kept beside collector/cli/_parser.py, which holds the other subcommands'."""
 
 from __future__ import annotations
 
@@ -79,3 +79,21 @@ def compare_parser(sub: Subparsers) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     selection_arguments(p)
     clickhouse_arguments(p, score=False)
+
+
+def diff_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="compare two saved results (score or report --format json) per task, with intervals and an "
+        "exact test",
+    )
+    p.add_argument("before", type=Path)
+    p.add_argument("after", type=Path)
+    p.add_argument(
+        "--allow-spec-change",
+        action="store_true",
+        help="compare even when a spec's fingerprint differs between the two",
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--k", type=int, help="k for pass@k and pass^k (default: the smaller side's rollouts)")
+    gate_arguments(p, fail_on="any-regression")
