@@ -313,11 +313,9 @@ class HttpApi:
             return _problem(504, str(exc))
 
     async def values(self, request: web.Request) -> web.Response:
-        """The values of one run attribute among the complete runs of a window, the most recently first
-        seen first (`tracescore compare` without two values asks this)."""
-        key = request.query.get("key")
-        if not key:
-            return _problem(400, "key: expected a run attribute, e.g. key=service.version")
+        """The values of one run attribute (`key`, default service.version) among the complete runs of a
+        window, the most recently first seen first (`tracescore compare` without two values asks this)."""
+        key = request.query.get("key") or "service.version"
         window, task = window_from_query(request), request.query.get("task") or None
         try:
             found = await self._read(lambda c: group_values(c, key, window, task_id=task))

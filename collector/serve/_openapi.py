@@ -413,7 +413,7 @@ OPENAPI: dict[str, Any] = {
                 "summary": "the values of one run attribute among the complete runs of a window, the "
                 "most recently first seen first (as `tracescore compare --by KEY` chooses its two)",
                 "parameters": [
-                    {**_param("key", "run attribute, e.g. service.version"), "required": True},
+                    _param("key", "run attribute (default service.version)"),
                     _param("since", "runs that started at or after (ISO 8601)"),
                     _param("until", "runs that started before (ISO 8601)"),
                     _param("where", "KEY=VALUE, repeatable: as --where"),

@@ -179,3 +179,28 @@ def test_a_missing_group_is_named_and_fails_closed(served: dict[str, Any], tmp_p
     result = _cli(served, "compare", "--by", "service.version", "1.0", "2.0")
     assert result.returncode == 2
     assert "no complete run with service.version=2.0 was scored" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("window", "message"),
+    [
+        ({"where": "service.version=1.0"}, "where: expected an object"),
+        ({"where": {"service.version": []}}, "expected a value or a non-empty list"),
+        ({"since": "yesterday"}, "since: expected an ISO 8601 time"),
+        ({"since": "2026-12-02", "until": "2026-12-01"}, "since must be before until"),
+    ],
+)
+def test_a_malformed_window_is_a_400_that_names_the_field(
+    served: dict[str, Any], window: dict[str, Any], message: str
+) -> None:
+    server: ServeProcess = served["server"]
+    body = json.dumps({"specs": [{"name": "s", "expected_tools": ["x"]}], "store": False, **window}).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.http_port}/api/v1/score",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 400
+    assert message in json.loads(caught.value.read())["error"]
