@@ -87,7 +87,12 @@ class _Server:
         ]
 
     def verdicts(self, specs: list[Spec], window: RunWindow, task: str | None) -> list[Verdict]:
-        payload = {"specs": _spec_payload(specs), "task": task, "store": False, **_window_payload(window)}
+        payload = {
+            "specs": _spec_payload(specs),
+            "task": task,
+            "store": False,
+            **_window_payload(window, self.url),
+        }
         answer = client.post(self.url, "/api/v1/score", payload)
         if not isinstance(answer, list):
             raise UserError(f"{self.url} answered no list of verdicts: is it a tracescore?")

@@ -8,6 +8,7 @@ scoring gets a connection and never knows where it came from.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -130,7 +131,7 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]
             "run": args.run,
             "task": args.task,
             "store": not args.no_store,
-            **_window_payload(window),
+            **_window_payload(window, server),
         }
         return [verdict_from_dict(v) for v in _answer_list(_ask(server, "/api/v1/score", payload))]
     connection = _connect(args.db, write=not args.no_store)
@@ -159,10 +160,23 @@ def run_score(args: argparse.Namespace, score_from: ScoreSource | None = None) -
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
-def _window_payload(window: RunWindow) -> dict[str, object]:
-    """The window in a request body; nothing when it chooses every run, so that a server older than the
-    window's fields answers as it always did."""
-    return {} if window.everything else window.to_dict()
+def _window_payload(window: RunWindow, server: str) -> dict[str, object]:
+    """The window in a request body; nothing when it chooses every run. A server from before windows
+    would ignore the fields and score every run: it is refused instead."""
+    if window.everything:
+        return {}
+    _require_windows(server)
+    return window.to_dict()
+
+
+@functools.cache
+def _require_windows(server: str) -> None:
+    document = client.get(server, "/api/v1/openapi.json")
+    if not isinstance(document, dict) or "/api/v1/values" not in document.get("paths", {}):
+        raise UserError(
+            f"the tracescore server at {server} is older than --since, --until and --where and would "
+            "score every run: upgrade it, or stop it and read the file"
+        )
 
 
 def _answer_list(answer: object) -> list[dict[str, Any]]:
@@ -180,7 +194,7 @@ def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...
             "specs": _spec_payload(specs),
             "task": args.task,
             "k": args.k,
-            **_window_payload(window),
+            **_window_payload(window, server),
         }
         if not include:  # the server's original answer: task results only
             results = _answer_list(_ask(server, "/api/v1/report", payload))

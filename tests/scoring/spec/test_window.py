@@ -139,3 +139,42 @@ def test_compare_on_a_file_takes_the_two_values_most_recently_first_seen(
     assert "deployment.environment has 1 value(s) among the complete runs chosen: canary" in (
         capsys.readouterr().err
     )
+
+
+def test_a_server_older_than_windows_is_refused_rather_than_left_to_score_every_run(
+    history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A serve from before `since`/`until`/`where` would ignore them; an older build cannot run here, so a
+    stand-in answers its OpenAPI document (no /api/v1/values) and counts the scoring requests."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    scored: list[str] = []
+
+    class Old(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"openapi": "3.1.0", "paths": {"/api/v1/score": {}}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            scored.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Old)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        spec = str(history / "spec.yaml")
+        assert main(["score", "--server", url, "--spec", spec, "--where", "service.version=1.1"]) == 2
+        assert "older than --since, --until and --where" in capsys.readouterr().err
+        assert scored == []
+    finally:
+        server.shutdown()
