@@ -10,13 +10,15 @@
   (`service.version`, `deployment.environment`, a git sha), compared loosely (`1` matches `"1"`,
   `true` matches `True`). Several values of one key mean any of them; several keys must all match.
 
-Values never enter SQL text: the window is bound as parameters, and `where` is tested in Python on
-each candidate run's fields (only runs that have every attribute key named are read).
+Values never enter SQL text: the window and the keys are bound as parameters, and `where` is tested in
+Python, with `select`'s own function, on each distinct combination of the values it reads (a few, however
+many runs share them); the runs of the combinations it picks are then joined back in SQL.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,9 +28,6 @@ import duckdb
 
 from scoring.evidence.runs import Run
 from scoring.spec.select import selected_value, selects
-
-# The run's own fields a `select` names by a short name (scoring/spec/select.py).
-_RUN_FIELDS = ("service.name", "agent", "task", "session", "run")
 
 
 def parse_where(text: str) -> tuple[str, str]:
@@ -86,11 +85,18 @@ class RunWindow:
         }
 
 
-def _candidates(
-    connection: duckdb.DuckDBPyConnection, window: RunWindow, keys: Sequence[str], task_id: str | None
-) -> list[tuple[Any, ...]]:
-    """(run_id, first start, task, service, agent, session, attributes) of the complete runs in the time
-    window that have every attribute key `keys` names (a key that is a run field may be either)."""
+# A run's columns as `select` reads it: its own fields, and its attributes (scoring/spec/select.py).
+_FIELD_COLUMNS = {
+    "service.name": "service_name",
+    "agent": "agent_name",
+    "task": "task_id",
+    "session": "session_id",
+    "run": "run_id",
+}
+
+
+def _runs(window: RunWindow, task_id: str | None) -> tuple[str, list[Any]]:
+    """The complete runs in the time window, one row each, and the query's parameters."""
     having, params = ["bool_and(status = 'complete')"], list[Any]()
     if window.since is not None:
         having.append("min(start_time) >= ?")
@@ -101,29 +107,52 @@ def _candidates(
     if task_id is not None:
         having.append("any_value(task_id) = ?")
         params.append(task_id)
-    for key in keys:
-        if key not in _RUN_FIELDS:  # a run field may come from the column: its attribute is optional
-            having.append("list_contains(json_keys(any_value(attributes)), ?)")
-            params.append(key)
-    return connection.execute(
-        "SELECT run_id, min(start_time), any_value(task_id), any_value(service_name), "
-        "any_value(agent_name), any_value(session_id), any_value(attributes)::VARCHAR "
-        f"FROM run_traces GROUP BY run_id HAVING {' AND '.join(having)} ORDER BY min(start_time), run_id",
-        params,
-    ).fetchall()
+    return (
+        "SELECT run_id, min(start_time) AS first_start, any_value(task_id) AS task_id, "
+        "any_value(service_name) AS service_name, any_value(agent_name) AS agent_name, "
+        "any_value(session_id) AS session_id, any_value(attributes) AS attributes "
+        f"FROM run_traces GROUP BY run_id HAVING {' AND '.join(having)}"
+    ), params
 
 
-def _run(row: tuple[Any, ...]) -> Run:
-    attributes = json.loads(row[6]) if row[6] else {}
+def _keyed(window: RunWindow, keys: Sequence[str], task_id: str | None) -> tuple[str, list[Any]]:
+    """The window's runs with, for each key, the run field of that name (or NULL) and the attribute's
+    JSON text (the last one stored under it, as `json.loads` reads it; NULL when absent): columns `f{i}`
+    and `a{i}`. A run is read once; `select` is then tested on the distinct combinations of these."""
+    runs, run_params = _runs(window, task_id)
+    columns, params = [], list[Any]()  # the keys' parameters come first: they stand first in the text
+    for i, key in enumerate(keys):
+        field = _FIELD_COLUMNS.get(key)
+        columns.append(f"{field}::VARCHAR AS f{i}" if field else f"NULL::VARCHAR AS f{i}")
+        keys_of, values_of = "json_keys(attributes)", "json_extract(attributes, '$.*')"
+        columns.append(
+            f"(CASE WHEN json_type(attributes) = 'OBJECT' THEN {values_of}[len({keys_of}) + 1 - "
+            f"list_position(list_reverse({keys_of}), ?::VARCHAR)] END)::VARCHAR AS a{i}"
+        )
+        params.append(key)
+    selected = ", ".join(["run_id", "first_start", *columns])
+    return f"SELECT {selected} FROM ({runs})", [*params, *run_params]
+
+
+def _run(keys: Sequence[str], combination: Sequence[Any]) -> Run:
+    """A run holding only what `select` reads of `keys`."""
+    fields: dict[str, Any] = dict.fromkeys(_FIELD_COLUMNS.values())
+    attributes: dict[str, Any] = {}
+    for i, key in enumerate(keys):
+        field, attribute = combination[2 * i], combination[2 * i + 1]
+        if key in _FIELD_COLUMNS:
+            fields[_FIELD_COLUMNS[key]] = field
+        if attribute is not None:
+            attributes[key] = json.loads(attribute)
     return Run(
-        run_id=row[0],
+        run_id=fields["run_id"] or "",
         trace_id="",
-        task_id=row[2],
-        service_name=row[3],
-        agent_name=row[4],
-        session_id=row[5],
+        task_id=fields["task_id"],
+        service_name=fields["service_name"],
+        agent_name=fields["agent_name"],
+        session_id=fields["session_id"],
         version=0,
-        attributes=attributes if isinstance(attributes, dict) else {},
+        attributes=attributes,
     )
 
 
@@ -132,10 +161,31 @@ def window_run_ids(
 ) -> list[str]:
     """The complete runs the window chooses, by start (then id)."""
     select = window.select
-    rows = _candidates(connection, window, list(select), task_id)
+    keyed, params = _keyed(window, list(select), task_id)
     if not select:
-        return [row[0] for row in rows]
-    return [row[0] for row in rows if selects(select, _run(row))]
+        rows = connection.execute(f"SELECT run_id FROM ({keyed}) ORDER BY first_start, run_id", params)
+        return [row[0] for row in rows.fetchall()]
+    names = [name for i in range(len(select)) for name in (f"f{i}", f"a{i}")]
+    # Read once into a temporary table (a read-only connection may hold one): the combinations and the
+    # runs of those picked both come from it.
+    table = f"_tracescore_window_{uuid.uuid4().hex}"
+    connection.execute(f"CREATE TEMP TABLE {table} AS {keyed}", params)
+    try:
+        combinations = connection.execute(f"SELECT DISTINCT {', '.join(names)} FROM {table}").fetchall()
+        picked = [c for c in combinations if selects(select, _run(list(select), c))]
+        if not picked:
+            return []
+        # The combinations picked, one list parameter per column, unnested side by side into rows.
+        chosen = ", ".join(f"unnest(?::VARCHAR[]) AS {name}" for name in names)
+        same = " AND ".join(f"k.{name} IS NOT DISTINCT FROM c.{name}" for name in names)
+        rows = connection.execute(
+            f"SELECT k.run_id FROM {table} k SEMI JOIN (SELECT {chosen}) c ON {same} "
+            "ORDER BY k.first_start, k.run_id",
+            [[c[i] for c in picked] for i in range(len(names))],
+        )
+        return [row[0] for row in rows.fetchall()]
+    finally:
+        connection.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def chosen_run_ids(
@@ -178,18 +228,22 @@ def group_values(
     """Every value of `key` among the window's complete runs, the most recently first seen first (latest
     first start, ties by value): a new version comes before the one it replaced."""
     select = window.select
-    rows = _candidates(connection, window, [*select, key], task_id)
+    keys = [*select, key]
+    keyed, params = _keyed(window, keys, task_id)
+    columns = ", ".join(f"f{i}, a{i}" for i in range(len(keys)))
+    combinations = connection.execute(
+        f"SELECT {columns}, count(*), min(first_start), max(first_start) FROM ({keyed}) GROUP BY ALL", params
+    ).fetchall()
     found: dict[str, list[Any]] = {}
-    for row in rows:
-        run = _run(row)
-        if select and not selects(select, run):
-            continue
+    for row in combinations:
+        run = _run(keys, row[: 2 * len(keys)])
         value = selected_value(run, key)
-        if value is None:
+        if value is None or (select and not selects(select, run)):
             continue
-        entry = found.setdefault(value_text(value), [0, row[1], row[1]])
-        entry[0] += 1
-        entry[1], entry[2] = min(entry[1], row[1]), max(entry[2], row[1])
+        n, first, last = row[2 * len(keys) :]
+        entry = found.setdefault(value_text(value), [0, first, last])
+        entry[0] += n
+        entry[1], entry[2] = min(entry[1], first), max(entry[2], last)
     values = [GroupValue(value, n, first, last) for value, (n, first, last) in found.items()]
     values.sort(key=lambda v: v.value)
     values.sort(key=lambda v: v.first_start, reverse=True)
