@@ -103,11 +103,9 @@ def _scored(
     if status_line() is None:
         return list(verdicts)
     # Verdicts come in the runs' order: a verdict for run i means runs 0..i are done.
-    chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
-    order = {
-        run: i
-        for i, run in enumerate(complete_run_ids(connection, run_id=run_id, task_id=task_id, run_ids=chosen))
-    }
+    chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)  # in the runs' order too
+    ids = chosen if chosen is not None else complete_run_ids(connection, run_id=run_id, task_id=task_id)
+    order = {run: i for i, run in enumerate(ids)}
     scored = []
     with Progress("scoring", total=len(order)) as progress:
         for verdict in verdicts:

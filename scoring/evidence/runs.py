@@ -185,14 +185,10 @@ def complete_runs(
 
 
 def complete_run_ids(
-    connection: duckdb.DuckDBPyConnection,
-    *,
-    run_id: str | None = None,
-    task_id: str | None = None,
-    run_ids: list[str] | None = None,
+    connection: duckdb.DuckDBPyConnection, *, run_id: str | None = None, task_id: str | None = None
 ) -> list[str]:
     """The ids of `complete_runs`, in its order, without reading the runs themselves."""
-    source, params = complete_runs_source(run_id=run_id, task_id=task_id, run_ids=run_ids)
+    source, params = complete_runs_source(run_id=run_id, task_id=task_id)
     rows = connection.execute(f"SELECT run_id {source} ORDER BY {RUN_ORDER}", params).fetchall()
     return [row[0] for row in rows]
 
