@@ -17,6 +17,7 @@ many runs share them); the runs of the combinations it picks are then joined bac
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -185,7 +186,9 @@ def window_run_ids(
         )
         return [row[0] for row in rows.fetchall()]
     finally:
-        connection.execute(f"DROP TABLE IF EXISTS {table}")
+        # After an interrupted query (a server's time limit) the cursor goes, and its table with it.
+        with contextlib.suppress(duckdb.Error):
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
 
 
 def chosen_run_ids(
