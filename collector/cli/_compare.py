@@ -184,7 +184,7 @@ def run_compare(args: argparse.Namespace) -> int:
                 f"no complete run with {args.by}={value} was scored in {name}: none has that value in the "
                 "window, or no spec selects those that do; nothing to compare"
             )
-    deltas = diff(aggregate(sides[0]), aggregate(sides[1]), alpha=args.alpha, k=args.k)
+    deltas = diff(aggregate(sides[0]), aggregate(sides[1]), alpha=args.alpha, k=args.k, adjust=args.adjust)
     if args.format == "json":
         print(json.dumps(_document(args, window, before, after, sides, deltas), indent=2))
     else:
@@ -193,7 +193,7 @@ def run_compare(args: argparse.Namespace) -> int:
             f"from {name}\n"
         )
         labels = {"before": f"{args.by}={before}", "after": f"{args.by}={after}"}
-        print(deltas_text(deltas, alpha=args.alpha, **labels))
+        print(deltas_text(deltas, alpha=args.alpha, adjust=args.adjust, **labels))
     return EXIT_FAILED if gate_fails(deltas, args.fail_on) else EXIT_OK
 
 
@@ -213,6 +213,7 @@ def _document(
         "alpha": args.alpha,
         "interval": f"{INTERVAL_NAME} at {1 - args.alpha:g}",
         "test": TEST_NAME,
+        "adjust": args.adjust,
         "fail_on": args.fail_on,
         "significant_regressions": sum(1 for d in deltas if d.significant_regression),
         "significant_improvements": sum(1 for d in deltas if d.significant and d.change == "improved"),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments
 from collector.cli._parser_selection import selection_arguments
-from scoring.report.diff import DEFAULT_ALPHA, FAIL_ON
+from scoring.report.diff import ADJUSTMENTS, DEFAULT_ALPHA, FAIL_ON
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -28,7 +28,7 @@ def _alpha(text: str) -> float:
 
 
 def gate_arguments(p: argparse.ArgumentParser, *, fail_on: str) -> None:
-    """--alpha and --fail-on, shared by `compare` and `diff`."""
+    """--alpha, --adjust and --fail-on, shared by `compare` and `diff`."""
     p.add_argument(
         "--alpha",
         type=_alpha,
@@ -37,11 +37,18 @@ def gate_arguments(p: argparse.ArgumentParser, *, fail_on: str) -> None:
         f"(default {DEFAULT_ALPHA})",
     )
     p.add_argument(
+        "--adjust",
+        choices=ADJUSTMENTS,
+        default="holm",
+        help="p-values of the task/spec pairs adjusted by Holm's method before they meet alpha, so that "
+        "many pairs do not make a false alarm likely (default holm); none: each pair on its own",
+    )
+    p.add_argument(
         "--fail-on",
         choices=FAIL_ON,
         default=fail_on,
-        help="exit 1 on: regression, a significantly lower pass rate (p <= alpha); any-regression, any "
-        f"lower pass rate; never (default {fail_on})",
+        help="exit 1 on: regression, a significantly lower pass rate (adjusted p <= alpha); "
+        f"any-regression, any lower pass rate; never (default {fail_on})",
     )
 
 

@@ -325,9 +325,11 @@ def run_diff(args: argparse.Namespace) -> int:
         allow_spec_change=args.allow_spec_change,
         alpha=args.alpha,
         k=args.k,
+        adjust=args.adjust,
     )
     if args.format == "json":
         print(json.dumps([d.to_dict() for d in deltas], indent=2))
     else:
-        print(deltas_text(deltas, alpha=args.alpha, before=str(args.before), after=str(args.after)))
+        labels = {"before": str(args.before), "after": str(args.after)}
+        print(deltas_text(deltas, alpha=args.alpha, adjust=args.adjust, **labels))
     return EXIT_FAILED if gate_fails(deltas, args.fail_on) else EXIT_OK

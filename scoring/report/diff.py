@@ -8,17 +8,20 @@ spec, not a changed agent, may explain the difference.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from scoring.report.aggregate import TaskResult, aggregate, pass_at_k, pass_hat_k
-from scoring.report.stats import fisher_exact, wilson_interval
+from scoring.report.stats import fisher_exact, holm_adjusted, wilson_interval
 from scoring.verdict.record import verdict_from_dict
 
 _UNCHANGED = 1e-9
 DEFAULT_ALPHA = 0.05
 TEST_NAME = "Fisher's exact test, two-sided"
+# How the p-values of many task/spec pairs are adjusted before they are compared with alpha: Holm's
+# step-down method (the family-wise error stays at alpha however many pairs), or not at all.
+ADJUSTMENTS = ("holm", "none")
 INTERVAL_NAME = "Wilson score"
 
 
@@ -30,7 +33,9 @@ class DiffError(ValueError):
 class TaskDelta:
     """One task and spec on both sides. `change` is read from the point estimates (improved, regressed,
     unchanged; new, gone or unscored when a side has no scored run); `significant` says whether Fisher's
-    exact test rejects equal pass rates at the chosen alpha (p-value <= alpha)."""
+    exact test rejects equal pass rates at the chosen alpha: `p_adjusted` <= alpha, where `p_adjusted`
+    is Holm's adjustment over every row with a test (`adjust="holm"`, the default) or `p_value` itself
+    (`adjust="none"`)."""
 
     task: str | None
     spec: str
@@ -52,6 +57,7 @@ class TaskDelta:
     pass_hat_k_before: float | None = None
     pass_hat_k_after: float | None = None
     p_value: float | None = None
+    p_adjusted: float | None = None
     significant: bool = False
 
     @property
@@ -134,7 +140,6 @@ def _delta(
         pass_hat_k_before=pass_hat_k(n_a, c_a, common_k) if old is not None and common_k else None,
         pass_hat_k_after=pass_hat_k(n_b, c_b, common_k) if new is not None and common_k else None,
         p_value=p_value,
-        significant=p_value is not None and p_value <= alpha,
     )
 
 
@@ -145,8 +150,11 @@ def diff(
     allow_spec_change: bool = False,
     alpha: float = DEFAULT_ALPHA,
     k: int | None = None,
+    adjust: str = "holm",
 ) -> list[TaskDelta]:
     """One `TaskDelta` per task and spec on either side, sorted by task then spec."""
+    if adjust not in ADJUSTMENTS:
+        raise DiffError(f"adjust {adjust!r}: expected one of {', '.join(ADJUSTMENTS)}")
     if not 0 < alpha < 1:
         raise DiffError(f"alpha must be between 0 and 1, got {alpha}")
     if k is not None and k < 1:
@@ -163,10 +171,16 @@ def diff(
         )
     old = {(r.task, r.spec): r for r in before}
     new = {(r.task, r.spec): r for r in after}
-    return [
+    deltas = [
         _delta(key, old.get(key), new.get(key), alpha=alpha, k=k)
         for key in sorted(old.keys() | new.keys(), key=lambda item: (item[0] or "", item[1]))
     ]
+    tested = [i for i, d in enumerate(deltas) if d.p_value is not None]
+    raw = [deltas[i].p_value or 0.0 for i in tested]
+    adjusted = holm_adjusted(raw) if adjust == "holm" else raw
+    for i, p in zip(tested, adjusted, strict=True):
+        deltas[i] = replace(deltas[i], p_adjusted=p, significant=p <= alpha)
+    return deltas
 
 
 # What fails a CI gate (`--fail-on`): a regression the exact test calls significant, any lower pass rate

@@ -19,6 +19,7 @@ HEADER = [
     "CI",
     "DELTA",
     "P",
+    "P ADJ",
     "K",
     "PASS@K",
     "PASS^K",
@@ -53,7 +54,12 @@ def _passed(passed: int, n: int) -> str:
 
 
 def deltas_text(
-    deltas: Sequence[TaskDelta], *, alpha: float, before: str = "before", after: str = "after"
+    deltas: Sequence[TaskDelta],
+    *,
+    alpha: float,
+    adjust: str = "holm",
+    before: str = "before",
+    after: str = "after",
 ) -> str:
     if not deltas:
         return "no task and spec on either side"
@@ -72,6 +78,7 @@ def deltas_text(
             _interval(d.after_interval),
             "-" if d.delta is None else f"{d.delta:+.2f}",
             p_text(d.p_value),
+            p_text(d.p_adjusted),
             "-" if d.k is None else str(d.k),
             _pair(d.pass_at_k_before, d.pass_at_k_after),
             _pair(d.pass_hat_k_before, d.pass_hat_k_after),
@@ -80,13 +87,15 @@ def deltas_text(
         for d in deltas
     ]
     out = table(header, rows, {0: 32, 1: 28})
+    tested = sum(1 for d in deltas if d.p_value is not None)
+    adjusted = f"adjusted by Holm's method over {tested} test(s)" if adjust == "holm" else "P, not adjusted"
     regressed = sum(1 for d in deltas if d.significant_regression)
     improved = sum(1 for d in deltas if d.significant and d.change == "improved")
     out += [
         "",
         f"BEFORE: {before}; AFTER: {after}; pass rates with passed/scored runs and their {INTERVAL_NAME} "
-        f"{confidence} interval; P: {TEST_NAME} (significant when P <= {alpha:g}); PASS@K and PASS^K "
-        "before>after with one K",
+        f"{confidence} interval; P: {TEST_NAME}; P ADJ: {adjusted} (significant when P ADJ <= {alpha:g}); "
+        "PASS@K and PASS^K before>after with one K",
         f"{len(deltas)} task/spec pair(s): {regressed} significant regression(s), {improved} significant "
         "improvement(s)",
     ]

@@ -83,3 +83,16 @@ def fisher_exact(passed_a: int, n_a: int, passed_b: int, n_b: int) -> float:
     kept = [value for value in logs if value <= bound]
     peak = max(kept)
     return min(1.0, math.exp(peak - denominator) * math.fsum(math.exp(v - peak) for v in kept))
+
+
+def holm_adjusted(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjustment (Holm, S. 1979, "A simple sequentially rejective multiple test
+    procedure", Scandinavian Journal of Statistics 6(2):65-70), in the order given: rejecting where the
+    adjusted p-value is at most alpha keeps the chance of any false rejection among them at most alpha."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -11,7 +11,7 @@ import pytest
 
 from collector.cli._main import main
 from scoring import aggregate, diff
-from scoring.report.stats import fisher_exact, wilson_interval
+from scoring.report.stats import fisher_exact, holm_adjusted, wilson_interval
 from tests.scoring.report.test_aggregate import rollouts
 
 
@@ -59,8 +59,8 @@ def test_the_diff_table_has_column_headers_and_a_legend(
     assert main(["diff", str(before), str(after)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == [
-        "TASK", "SPEC", "BEFORE", "PASSED", "95%", "CI", "AFTER", "PASSED", "95%", "CI", "DELTA", "P", "K",
-        "PASS@K", "PASS^K", "CHANGE",
+        "TASK", "SPEC", "BEFORE", "PASSED", "95%", "CI", "AFTER", "PASSED", "95%", "CI", "DELTA", "P", "P",
+        "ADJ", "K", "PASS@K", "PASS^K", "CHANGE",
     ]  # fmt: skip
     assert set(lines[1].replace(" ", "")) == {"-"}
     row = lines[2].split()
@@ -97,3 +97,30 @@ def test_diff_json_rows_carry_the_statistics(tmp_path: Path, capsys: pytest.Capt
     low, high = row["before_interval"]
     interval = wilson_interval(30, 40, 0.99)
     assert interval is not None and (low, high) == (interval.low, interval.high)
+
+
+def test_holm_adjusts_the_p_values_of_many_pairs() -> None:
+    # Sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, max(0.03, 2 x 0.03), max(0.06, 1 x 0.04)
+    assert holm_adjusted([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm_adjusted([]) == []
+    assert holm_adjusted([0.7, 0.9]) == [1.0, 1.0]
+
+
+def test_with_many_pairs_a_lone_small_p_value_is_no_longer_significant() -> None:
+    """20 tasks with no real change and one p-value just under alpha by chance: unadjusted, that one
+    fails the gate; adjusted by Holm, none does, while a real drop still does."""
+    before = aggregate(
+        [v for t in range(20) for v in rollouts(12, 6, task=f"t{t:02}")] + rollouts(12, 9, "drop")
+    )
+    after = aggregate(
+        [v for t in range(20) for v in rollouts(12, 6, task=f"t{t:02}")] + rollouts(12, 3, "drop")
+    )
+    raw = {d.task: d for d in diff(before, after, adjust="none")}
+    held = {d.task: d for d in diff(before, after)}
+    assert raw["drop"].p_value == pytest.approx(fisher_exact(9, 12, 3, 12))
+    assert 0.01 < raw["drop"].p_value < 0.05 and raw["drop"].significant  # type: ignore[operator]
+    assert held["drop"].p_adjusted == pytest.approx(min(1.0, 21 * raw["drop"].p_value))  # type: ignore[operator]
+    assert not held["drop"].significant
+    big_before = aggregate(rollouts(60, 50, "real") + rollouts(12, 6, "t"))
+    big_after = aggregate(rollouts(60, 20, "real") + rollouts(12, 6, "t"))
+    assert {d.task: d.significant for d in diff(big_before, big_after)} == {"real": True, "t": False}
