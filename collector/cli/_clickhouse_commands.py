@@ -22,11 +22,11 @@ from scoring import Spec, load_specs
 from scoring.batch.score import Scored, score_records
 from scoring.report.build import Report, build_report
 from scoring.report.text import verdicts_text
+from scoring.spec.window import RunWindow
 
-# Flags that only mean something with --clickhouse, and their defaults.
+# Flags that only mean something with --clickhouse, and their defaults (--since, --until and --where
+# choose runs in every store: collector/cli/_parser_selection.py).
 _CLICKHOUSE_ONLY = {
-    "since": None,
-    "until": None,
     "shard": None,
     "store": False,
     "follow": False,
@@ -88,11 +88,27 @@ def run_report(args: argparse.Namespace) -> int:
     return commands.run_report(args, report if args.clickhouse else None)
 
 
+def where_window(args: argparse.Namespace) -> RunWindow | None:
+    """`--where` as a window over each batch's runs; --since and --until are ClickHouse's to apply, by
+    the trace's first span (collector/clickhouse/selection.py)."""
+    where = getattr(args, "where", None)
+    return RunWindow.of(where=where) if where else None
+
+
 def score(args: argparse.Namespace, specs: Sequence[Spec]) -> list[Scored]:
     connection = _open(args)
     try:
         chosen = selection(args)
-        return list(score_window(connection, chosen, specs, store=args.store, batch_traces=args.batch_traces))
+        return list(
+            score_window(
+                connection,
+                chosen,
+                specs,
+                store=args.store,
+                batch_traces=args.batch_traces,
+                window=where_window(args),
+            )
+        )
     finally:
         connection.close()
 
@@ -126,6 +142,7 @@ def run_follow(args: argparse.Namespace, specs: Sequence[Spec]) -> int:
             poll_s=args.poll_seconds,
             batch_traces=args.batch_traces,
             stop=stop,
+            run_window=where_window(args),
         )
     finally:
         connection.close()
@@ -138,9 +155,9 @@ def report(args: argparse.Namespace, specs: Sequence[Spec], include: tuple[str, 
     scratch = Scratch()
     try:
         load_window(connection, selection(args), scratch, batch_traces=args.batch_traces)
-        verdicts = [
-            s.verdict() for s in score_records(scratch.connection, specs, task_id=args.task, store=True)
-        ]
+        window = where_window(args)
+        scored = score_records(scratch.connection, specs, task_id=args.task, store=True, window=window)
+        verdicts = [s.verdict() for s in scored]
         built = build_report(
             scratch.connection,
             specs,
@@ -149,6 +166,7 @@ def report(args: argparse.Namespace, specs: Sequence[Spec], include: tuple[str, 
             k=args.k,
             include=include,
             history_bucket=args.history_bucket,
+            windowed=window is not None,
         )
     finally:
         scratch.close()

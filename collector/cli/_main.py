@@ -15,6 +15,7 @@ from datetime import datetime
 from collector.cli import _clickhouse_commands as clickhouse
 from collector.cli import _scoring_commands as commands
 from collector.cli._client import ServerError
+from collector.cli._compare import run_compare
 from collector.cli._logging import json_logs, setup_logging, status_line
 from collector.cli._parser import build_parser
 from collector.cli._scoring_commands import UserError
@@ -111,6 +112,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "score": clickhouse.run_score,
     "report": clickhouse.run_report,
     "diff": commands.run_diff,
+    "compare": run_compare,
     "sql": commands.run_sql,
     "watch": commands.run_watch,
 }

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
+from collector.cli._parser_compare import compare_parser, diff_parser
+from collector.cli._parser_selection import selection_arguments
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -239,6 +241,7 @@ def _score_parser(sub: Subparsers) -> None:
     p.add_argument("--task", help="score only the runs of this task id")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
+    selection_arguments(p)
     clickhouse_arguments(p, score=True)
 
 
@@ -270,6 +273,7 @@ def _report_parser(sub: Subparsers) -> None:
         help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+    selection_arguments(p)
     clickhouse_arguments(p, score=False)
 
 
@@ -308,18 +312,6 @@ def _watch_parser(sub: Subparsers) -> None:
     p.add_argument("--existing", action="store_true", help="first print the stored verdicts that match")
     p.add_argument("--count", type=int, help="stop after this many verdicts (exit 1 if any failed)")
     p.add_argument("--timeout", type=float, help="give up after this many seconds without a verdict")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-
-
-def _diff_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("diff", help="compare two saved results (score or report --format json) per task")
-    p.add_argument("before", type=Path)
-    p.add_argument("after", type=Path)
-    p.add_argument(
-        "--allow-spec-change",
-        action="store_true",
-        help="compare even when a spec's fingerprint differs between the two",
-    )
     p.add_argument("--format", choices=("table", "json"), default="table")
 
 
@@ -382,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
         _serve_parser,
         _score_parser,
         _report_parser,
-        _diff_parser,
+        diff_parser,
+        compare_parser,
         _sql_parser,
         _watch_parser,
         _export_parser,

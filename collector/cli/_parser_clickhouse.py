@@ -31,10 +31,6 @@ def clickhouse_arguments(p: argparse.ArgumentParser, *, score: bool) -> None:
     )
     g.add_argument("--ch-database", default="otel", help="database of the traces table (default otel)")
     g.add_argument("--ch-table", default="otel_traces", help="traces table (default otel_traces)")
-    g.add_argument(
-        "--since", type=iso_time, help="only traces whose first span started at or after this (UTC)"
-    )
-    g.add_argument("--until", type=iso_time, help="only traces whose first span started before this (UTC)")
     g.add_argument("--shard", metavar="I/N", help="only the traces with cityHash64(TraceId) %% N = I")
     g.add_argument(
         "--batch-traces",

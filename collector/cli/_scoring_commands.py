@@ -8,6 +8,7 @@ scoring gets a connection and never knows where it came from.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -36,6 +37,8 @@ from scoring import (
 from scoring.batch.score import Scored, score_records
 from scoring.evidence.runs import complete_run_ids
 from scoring.report.build import Report, ReportError, build_report, sections
+from scoring.report.diff import gate_fails
+from scoring.report.diff_text import deltas_text
 from scoring.report.html import report_html
 from scoring.report.text import (
     VerdictView,
@@ -46,6 +49,7 @@ from scoring.report.text import (
     verdicts_text,
     write_verdicts_json,
 )
+from scoring.spec.window import RunWindow, chosen_run_ids
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -70,6 +74,16 @@ def _connect(path: Path, *, write: bool) -> duckdb.DuckDBPyConnection:
     return connection
 
 
+def run_window(args: argparse.Namespace) -> RunWindow:
+    """--since, --until and --where (collector/cli/_parser_selection.py) as the runs to choose."""
+    try:
+        return RunWindow.of(
+            getattr(args, "since", None), getattr(args, "until", None), getattr(args, "where", None) or ()
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+
+
 def _spec_payload(specs: list[Spec]) -> list[dict[str, object]]:
     return [s.model_dump(mode="json", exclude_none=True) for s in specs]
 
@@ -81,14 +95,17 @@ def _scored(
     run_id: str | None = None,
     task_id: str | None = None,
     store: bool = False,
+    window: RunWindow | None = None,
 ) -> list[Scored]:
     """The verdicts of `score_runs`, judged set-based where the spec allows (scoring/batch/score.py) and
     stored as they come if asked, with a progress bar over the complete runs when stderr is a terminal."""
-    verdicts = score_records(connection, specs, run_id=run_id, task_id=task_id, store=store)
+    verdicts = score_records(connection, specs, run_id=run_id, task_id=task_id, store=store, window=window)
     if status_line() is None:
         return list(verdicts)
     # Verdicts come in the runs' order: a verdict for run i means runs 0..i are done.
-    order = {run: i for i, run in enumerate(complete_run_ids(connection, run_id=run_id, task_id=task_id))}
+    chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)  # in the runs' order too
+    ids = chosen if chosen is not None else complete_run_ids(connection, run_id=run_id, task_id=task_id)
+    order = {run: i for i, run in enumerate(ids)}
     scored = []
     with Progress("scoring", total=len(order)) as progress:
         for verdict in verdicts:
@@ -104,6 +121,7 @@ def _ask(server: str, path: str, payload: dict[str, object]) -> object:
 
 
 def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]:
+    window = run_window(args)
     server = client.discover(args.db, args.server)
     if server is not None:
         payload = {
@@ -111,13 +129,16 @@ def _score(args: argparse.Namespace, specs: list[Spec]) -> Sequence[VerdictView]
             "run": args.run,
             "task": args.task,
             "store": not args.no_store,
+            **_window_payload(window, server),
         }
         return [verdict_from_dict(v) for v in _answer_list(_ask(server, "/api/v1/score", payload))]
     connection = _connect(args.db, write=not args.no_store)
     try:
         if not args.no_store:
             ensure_verdict_schema(connection)
-        verdicts = _scored(connection, specs, run_id=args.run, task_id=args.task, store=not args.no_store)
+        verdicts = _scored(
+            connection, specs, run_id=args.run, task_id=args.task, store=not args.no_store, window=window
+        )
     finally:
         connection.close()
     return verdicts
@@ -137,6 +158,25 @@ def run_score(args: argparse.Namespace, score_from: ScoreSource | None = None) -
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
+def _window_payload(window: RunWindow, server: str) -> dict[str, object]:
+    """The window in a request body; nothing when it chooses every run. A server from before windows
+    would ignore the fields and score every run: it is refused instead."""
+    if window.everything:
+        return {}
+    _require_windows(server)
+    return window.to_dict()
+
+
+@functools.cache
+def _require_windows(server: str) -> None:
+    document = client.get(server, "/api/v1/openapi.json")
+    if not isinstance(document, dict) or "/api/v1/values" not in document.get("paths", {}):
+        raise UserError(
+            f"the tracescore server at {server} is older than --since, --until and --where and would "
+            "score every run: upgrade it, or stop it and read the file"
+        )
+
+
 def _answer_list(answer: object) -> list[dict[str, Any]]:
     if not isinstance(answer, list):
         raise DatabaseError(f"the server answered {type(answer).__name__}, not a list: is it a tracescore?")
@@ -145,9 +185,15 @@ def _answer_list(answer: object) -> list[dict[str, Any]]:
 
 def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...]) -> tuple[Report, str]:
     """The report and where its data came from (the database file, or the server holding it)."""
+    window = run_window(args)
     server = client.discover(args.db, args.server)
     if server is not None:
-        payload: dict[str, object] = {"specs": _spec_payload(specs), "task": args.task, "k": args.k}
+        payload: dict[str, object] = {
+            "specs": _spec_payload(specs),
+            "task": args.task,
+            "k": args.k,
+            **_window_payload(window, server),
+        }
         if not include:  # the server's original answer: task results only
             results = _answer_list(_ask(server, "/api/v1/report", payload))
             return Report(tasks=[TaskResult(**r) for r in results]), server
@@ -158,7 +204,8 @@ def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...
         return Report.from_dict(answer), server
     connection = _connect(args.db, write=False)
     try:
-        verdicts = [scored.verdict() for scored in _scored(connection, specs, task_id=args.task)]
+        scored = _scored(connection, specs, task_id=args.task, window=window)
+        verdicts = [s.verdict() for s in scored]
         report = build_report(
             connection,
             specs,
@@ -167,6 +214,7 @@ def _report(args: argparse.Namespace, specs: list[Spec], include: tuple[str, ...
             k=args.k,
             include=include,
             history_bucket=args.history_bucket,
+            windowed=not window.everything,
         )
     finally:
         connection.close()
@@ -278,13 +326,16 @@ def run_watch(args: argparse.Namespace) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     deltas = diff(
-        load_results(args.before), load_results(args.after), allow_spec_change=args.allow_spec_change
+        load_results(args.before),
+        load_results(args.after),
+        allow_spec_change=args.allow_spec_change,
+        alpha=args.alpha,
+        k=args.k,
+        adjust=args.adjust,
     )
     if args.format == "json":
         print(json.dumps([d.to_dict() for d in deltas], indent=2))
     else:
-        for d in deltas:
-            before = "-" if d.before is None else f"{d.before:.2f}"
-            after = "-" if d.after is None else f"{d.after:.2f}"
-            print(f"{d.task or '-':<32} {d.spec:<28} {before:>5} -> {after:<5} {d.change}")
-    return EXIT_FAILED if any(d.change == "regressed" for d in deltas) else EXIT_OK
+        labels = {"before": str(args.before), "after": str(args.after)}
+        print(deltas_text(deltas, alpha=args.alpha, adjust=args.adjust, **labels))
+    return EXIT_FAILED if gate_fails(deltas, args.fail_on) else EXIT_OK

@@ -45,6 +45,7 @@ from collector.store.writer import WriteJob, Writer, WriterSettings
 from scoring import Spec, ensure_verdict_schema, score_evidence, store_verdicts, verdict_json
 from scoring.batch.score import Scored, score_records
 from scoring.evidence.runs import complete_runs, load_evidence
+from scoring.spec.window import RunWindow, chosen_run_ids
 
 log = logging.getLogger("tracescore.clickhouse")
 
@@ -127,12 +128,15 @@ class Scratch:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _judge(scratch: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, store: bool) -> list[Scored]:
+def _judge(
+    scratch: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, store: bool, window: RunWindow | None
+) -> list[Scored]:
     """Few runs: the Python judge, run by run (what serve's catch-up does); many: set-based scoring,
-    whose cost is mostly one query per spec. Their verdicts are equal (tests/scoring/batch/)."""
-    runs = complete_runs(scratch)
+    whose cost is mostly one query per spec. Their verdicts are equal (tests/scoring/batch/). With a
+    window, only the runs it chooses among the batch's (`--where`; the time was ClickHouse's to choose)."""
+    runs = complete_runs(scratch, run_ids=chosen_run_ids(scratch, window))
     if len(runs) >= SET_BASED_FROM_RUNS:
-        return list(score_records(scratch, specs, store=store))
+        return list(score_records(scratch, specs, store=store, window=window))
     verdicts = [v for evidence in load_evidence(scratch, runs) for v in score_evidence(list(specs), evidence)]
     if store:
         store_verdicts(scratch, verdicts, [verdict_json(v) for v in verdicts])
@@ -140,14 +144,14 @@ def _judge(scratch: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, store: 
 
 
 def judge_batch(
-    spans: list[Span], specs: Sequence[Spec], *, records: bool
+    spans: list[Span], specs: Sequence[Spec], *, records: bool, window: RunWindow | None = None
 ) -> tuple[list[Scored], list[dict[str, Any]]]:
-    """The verdicts of every run in these spans' traces, and (with `records`) their rows as the `scores`
-    export has them."""
+    """The verdicts of every run in these spans' traces (that `window` chooses), and (with `records`)
+    their rows as the `scores` export has them."""
     scratch = Scratch()
     try:
         load_spans(scratch.connection, spans)
-        scored = _judge(scratch.connection, specs, store=records)
+        scored = _judge(scratch.connection, specs, store=records, window=window)
         if not records:
             return scored, []
         cursor = scratch.connection.execute(SCORES, _ALL_TIME)
@@ -164,14 +168,16 @@ def score_window(
     *,
     store: bool = False,
     batch_traces: int = DEFAULT_BATCH_TRACES,
+    window: RunWindow | None = None,
 ) -> Iterator[Scored]:
-    """Every chosen trace's verdicts, batch after batch; with `store`, each batch's verdicts are in
-    tracescore_verdicts before they are yielded."""
+    """Every chosen trace's verdicts (of the runs `window` chooses), batch after batch; with `store`,
+    each batch's verdicts are in tracescore_verdicts before they are yielded."""
     require_table(connection, selection)
     if store:
         create_tables(connection, selection)
     for batch in chosen_traces(connection, selection, batch_traces=batch_traces):
-        scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=store)
+        spans = read_spans(connection, selection, batch)
+        scored, records = judge_batch(spans, specs, records=store, window=window)
         if store:
             clickhouse_verdicts.store_verdicts(connection, selection, records)
         yield from scored
@@ -211,6 +217,7 @@ def follow(
     poll_s: float = 5.0,
     batch_traces: int = DEFAULT_BATCH_TRACES,
     stop: threading.Event | None = None,
+    run_window: RunWindow | None = None,
 ) -> None:
     """Score traces as they go quiet: each batch's verdicts are stored, handed to `emit`, and then the
     watermark moves past the batch.
@@ -247,7 +254,8 @@ def follow(
         if batch is None:
             stop.wait(poll_s)
             continue
-        scored, records = judge_batch(read_spans(connection, selection, batch), specs, records=True)
+        spans = read_spans(connection, selection, batch)
+        scored, records = judge_batch(spans, specs, records=True, window=run_window)
         token = batch_token(key, batch[0].position, batch[-1].position, len(batch))
         clickhouse_verdicts.store_verdicts(connection, selection, records, token=token)
         # Printed before the watermark moves: a crash in between prints the batch again (at least

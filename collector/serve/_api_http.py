@@ -27,9 +27,11 @@ from collector.serve._metrics import render_metrics
 from collector.serve._openapi import OPENAPI
 from collector.serve._read_lanes import LaneFull, ReadLanes
 from collector.serve._services import Services
+from collector.serve._window_params import window_from_body, window_from_query
 from collector.store.sql import SqlRefused
 from scoring import Spec, aggregate, score_runs, store_verdicts
 from scoring.report.build import BUCKETS, SECTIONS, ReportError, build_report, sections
+from scoring.spec.window import group_values
 
 _QUERY_TIMEOUT_S = 10.0
 _FELL_BEHIND = "this watcher fell too far behind and was disconnected; reconnect with existing=true"
@@ -118,6 +120,7 @@ class HttpApi:
         app.router.add_post("/api/v1/score", self.score)
         app.router.add_post("/api/v1/report", self.report)
         app.router.add_post("/api/v1/export", self.export)
+        app.router.add_get("/api/v1/values", self.values)
 
     async def healthz(self, request: web.Request) -> web.Response:
         return _json({"status": "ok"})
@@ -289,9 +292,10 @@ class HttpApi:
         payload = await self._payload(request)
         specs = _specs(payload)
         run, task, store = payload.get("run"), payload.get("task"), bool(payload.get("store", True))
+        window = window_from_body(payload)
 
         def score(cursor: Any) -> list[dict[str, Any]]:
-            verdicts = list(score_runs(cursor, specs, run_id=run, task_id=task))
+            verdicts = list(score_runs(cursor, specs, run_id=run, task_id=task, window=window))
             if store:
                 with self._services.verdicts_lock:  # the history export's horizon waits for it
                     store_verdicts(cursor, verdicts)
@@ -308,9 +312,12 @@ class HttpApi:
         task, k = payload.get("task"), payload.get("k")
         if k is not None and (not isinstance(k, int) or k < 1):
             return _problem(400, "k: expected a whole number ≥ 1")
+        window = window_from_body(payload)
         include = payload.get("include")
         if include is None:  # the original answer: the task results alone
-            verdicts = await self._work(lambda c: list(score_runs(c, specs, task_id=task)), timeout_s=300)
+            verdicts = await self._work(
+                lambda c: list(score_runs(c, specs, task_id=task, window=window)), timeout_s=300
+            )
             return _json([r.to_dict() for r in aggregate(verdicts, k=k)])
         bucket = payload.get("history_bucket", "auto")
         if not isinstance(include, list) or not all(isinstance(i, str) for i in include):
@@ -323,9 +330,16 @@ class HttpApi:
             return _problem(400, f"include: {exc}")
 
         def build(cursor: Any) -> dict[str, Any]:
-            verdicts = list(score_runs(cursor, specs, task_id=task))
+            verdicts = list(score_runs(cursor, specs, task_id=task, window=window))
             return build_report(
-                cursor, specs, verdicts, task=task, k=k, include=chosen, history_bucket=bucket
+                cursor,
+                specs,
+                verdicts,
+                task=task,
+                k=k,
+                include=chosen,
+                history_bucket=bucket,
+                windowed=not window.everything,
             ).to_dict()
 
         try:
@@ -334,6 +348,27 @@ class HttpApi:
             return _problem(400, f"history_bucket: {exc}")
         except queries.QueryTimeout as exc:
             return _problem(504, str(exc))
+
+    async def values(self, request: web.Request) -> web.Response:
+        """The values of one run attribute (`key`, default service.version) among the complete runs of a
+        window, the most recently first seen first (`tracescore compare` without two values asks this)."""
+        key = request.query.get("key") or "service.version"
+        window, task = window_from_query(request), request.query.get("task") or None
+        try:
+            found = await self._read(lambda c: group_values(c, key, window, task_id=task))
+        except queries.QueryTimeout as exc:
+            return _problem(504, str(exc))
+        return _json(
+            [
+                {
+                    "value": v.value,
+                    "n_runs": v.n_runs,
+                    "first_start": v.first_start.isoformat(),
+                    "last_start": v.last_start.isoformat(),
+                }
+                for v in found
+            ]
+        )
 
     async def export(self, request: web.Request) -> web.StreamResponse:
         """One table of docs/export.md's layout for a time window, as an Arrow IPC stream: how

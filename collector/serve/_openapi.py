@@ -115,6 +115,26 @@ _TASK_RESULT = {
         }.items()
     },
 }
+# The run window of `score`, `report` and `compare` (--since, --until, --where; docs/scoring.md).
+_WINDOW = {
+    "since": {
+        "type": ["string", "null"],
+        "format": "date-time",
+        "description": "only runs that started (first span) at or after this; UTC unless it has an offset",
+    },
+    "until": {
+        "type": ["string", "null"],
+        "format": "date-time",
+        "description": "only runs that started before",
+    },
+    "where": {
+        "type": "object",
+        "additionalProperties": {"oneOf": [{"type": ["string", "number", "boolean"]}, {"type": "array"}]},
+        "description": "run attribute (resource or root-span attribute, or task, agent, session, run, "
+        "service.name) to a value or a list of values (any of), compared as a spec's `select`; every key "
+        "must match",
+    },
+}
 _SPECS_BODY = {
     "type": "object",
     "required": ["specs"],
@@ -124,6 +144,7 @@ _SPECS_BODY = {
         "task": {"type": "string"},
         "store": {"type": "boolean", "default": True},
         "k": {"type": "integer", "minimum": 1},
+        **_WINDOW,
     },
 }
 
@@ -144,6 +165,7 @@ _REPORT_BODY = {
             "default": "auto",
             "description": "auto: the finest bucket with at most 60 per spec",
         },
+        **_WINDOW,
     },
 }
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
@@ -390,6 +412,38 @@ OPENAPI: dict[str, Any] = {
                     },
                     "400": _ERROR,
                     "500": _ERROR,
+                },
+            }
+        },
+        "/api/v1/values": {
+            "get": {
+                "summary": "the values of one run attribute among the complete runs of a window, the "
+                "most recently first seen first (as `tracescore compare --by KEY` chooses its two)",
+                "parameters": [
+                    _param("key", "run attribute (default service.version)"),
+                    _param("since", "runs that started at or after (ISO 8601)"),
+                    _param("until", "runs that started before (ISO 8601)"),
+                    _param("where", "KEY=VALUE, repeatable: as --where"),
+                    _param("task", "task id"),
+                ],
+                "responses": {
+                    "200": _ok(
+                        "values",
+                        {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "value": {"type": "string"},
+                                    "n_runs": {"type": "integer"},
+                                    "first_start": {"type": "string", "format": "date-time"},
+                                    "last_start": {"type": "string", "format": "date-time"},
+                                },
+                            },
+                        },
+                    ),
+                    "400": _ERROR,
+                    "504": _ERROR,
                 },
             }
         },

@@ -4,7 +4,7 @@ scoring: no conversation check compiles to SQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 import duckdb
 
@@ -17,11 +17,17 @@ _STORE_EVERY = 500
 
 
 def conversation_verdicts(
-    connection: duckdb.DuckDBPyConnection, specs: Sequence[Spec], *, task_id: str | None, store: bool
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    *,
+    task_id: str | None,
+    store: bool,
+    first_turns: Collection[str] | None = None,
 ) -> Iterator[Verdict]:
-    """Every complete conversation's verdicts for the specs with `turns`; stored before they are yielded."""
+    """Every complete conversation's verdicts for the specs with `turns` (only those whose first turn is
+    one of `first_turns`, when given); stored before they are yielded."""
     pending: list[Verdict] = []
-    for verdict in score_conversations(connection, list(specs), task_id=task_id):
+    for verdict in score_conversations(connection, list(specs), task_id=task_id, first_turns=first_turns):
         pending.append(verdict)
         if len(pending) >= _STORE_EVERY:
             if store:

@@ -21,12 +21,13 @@ class Runs:
         *,
         run_id: str | None = None,
         task_id: str | None = None,
+        run_ids: list[str] | None = None,
         ordered: bool = True,
     ) -> None:
         self.connection = connection
         self.table = f"_tracescore_runs_{uuid.uuid4().hex}"
-        self.every = run_id is None and task_id is None
-        source, params = complete_runs_source(run_id=run_id, task_id=task_id)
+        self.every = run_id is None and task_id is None and run_ids is None
+        source, params = complete_runs_source(run_id=run_id, task_id=task_id, run_ids=run_ids)
         number = f"row_number() OVER (ORDER BY {RUN_ORDER})" if ordered else "0"
         connection.execute(
             f"CREATE TEMP TABLE {self.table} AS SELECT run_id, min(trace_id) AS trace_id, "

@@ -31,6 +31,7 @@ from scoring.batch._sql_literal import NotCompilable
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.judge.scorer import SpecSet, score_evidence
 from scoring.spec.specs import Spec
+from scoring.spec.window import RunWindow, chosen_run_ids
 from scoring.verdict.record import Label, Verdict, verdict_from_dict
 from scoring.verdict.table import store_verdicts
 
@@ -161,13 +162,17 @@ def score_records(
     run_id: str | None = None,
     task_id: str | None = None,
     store: bool = False,
+    window: RunWindow | None = None,
 ) -> Iterator[Scored]:
     """`score_runs`' verdicts in its order, judged set-based where the spec allows; with `store`, each
-    slice's verdicts are in the `verdicts` table before they are yielded (the table must exist)."""
+    slice's verdicts are in the `verdicts` table before they are yielded (the table must exist). With a
+    `window`, only the runs it chooses (scoring/spec/window.py), and the conversations whose first turn
+    it chooses."""
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
     in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
-    runs = Runs(connection, run_id=run_id, task_id=task_id)
+    chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
+    runs = Runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
     try:
         evidence_runs = None
         for low in range(0, runs.count, RUNS_PER_QUERY):
@@ -194,12 +199,18 @@ def score_records(
                 yield from (scored for _, _, scored in _in_order(judged))
                 continue
             if evidence_runs is None:
-                evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id)
+                evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
             yield from _with_python(connection, specs, judged, evidence_runs[low:high], low, store=store)
     finally:
         runs.close()
     if conversation_specs and run_id is None:  # after every run: a conversation is judged on its turns
-        verdicts = conversation_verdicts(connection, conversation_specs, task_id=task_id, store=store)
+        verdicts = conversation_verdicts(
+            connection,
+            conversation_specs,
+            task_id=task_id,
+            store=store,
+            first_turns=chosen_run_ids(connection, window),
+        )
         yield from (Scored.of(v) for v in verdicts)
 
 

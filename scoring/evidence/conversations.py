@@ -7,6 +7,7 @@ evidence loaded as `load_evidence` loads any run's.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,10 @@ def complete_conversations(
     *,
     conversation_ids: list[str] | None = None,
     task_id: str | None = None,
+    first_turns: Collection[str] | None = None,
 ) -> list[ConversationRow]:
-    """Conversations whose every turn is complete, by first start (then id). Two index lookups (the
+    """Conversations whose every turn is complete, by first start (then id); with `first_turns`, only
+    those whose first turn (the one a spec's `select` reads) is one of these runs. Two index lookups (the
     turns by conversation id, their runs by run id) rather than the `conversations` view, whose
     grouping DuckDB may plan over every run."""
     tables = connection.execute(
@@ -74,6 +77,8 @@ def complete_conversations(
             continue  # a turn re-opened by a late span: judged when it completes again
         # Turn order: tracescore.turn.index where set (turns without one after), then start, then id.
         members.sort(key=lambda m: (m[1] is None, m[1] or 0, m[3] or 0, m[0]))
+        if first_turns is not None and members[0][0] not in first_turns:
+            continue
         first = min(members, key=lambda m: (m[3] or 0, m[0]))
         if task_id is not None and first[2] != task_id:
             continue

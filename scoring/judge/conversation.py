@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import duckdb
 
@@ -143,12 +143,16 @@ def score_conversations(
     *,
     conversation_ids: list[str] | None = None,
     task_id: str | None = None,
+    first_turns: Collection[str] | None = None,
 ) -> Iterator[Verdict]:
-    """Verdicts of every complete conversation (optionally some, or one task's) for the specs with turns."""
+    """Verdicts of every complete conversation (optionally some, one task's, or those whose first turn
+    is one of `first_turns`) for the specs with turns."""
     specs = [spec for spec in specs if spec.turns is not None]
     if not specs:
         return
-    rows = complete_conversations(connection, conversation_ids=conversation_ids, task_id=task_id)
+    rows = complete_conversations(
+        connection, conversation_ids=conversation_ids, task_id=task_id, first_turns=first_turns
+    )
     for start in range(0, len(rows), _CONVERSATIONS_PER_CHUNK):
         for conversation in load_conversations(connection, rows[start : start + _CONVERSATIONS_PER_CHUNK]):
             yield from score_conversation(specs, conversation)

@@ -12,6 +12,7 @@ from scoring.judge.conversation import score_conversations
 from scoring.judge.run import judge
 from scoring.spec.select import SelectIndex, selects
 from scoring.spec.specs import Spec
+from scoring.spec.window import RunWindow, chosen_run_ids
 from scoring.verdict.record import Verdict, error_verdict
 
 log = logging.getLogger("tracescore.scoring")
@@ -76,13 +77,19 @@ def score_runs(
     *,
     run_id: str | None = None,
     task_id: str | None = None,
+    window: RunWindow | None = None,
 ) -> Iterator[Verdict]:
-    """Verdicts for every complete run (optionally one run or one task) that some spec selects; then,
-    unless one run is asked for, every complete conversation's for the specs with `turns`."""
-    runs = complete_runs(connection, run_id=run_id, task_id=task_id)
+    """Verdicts for every complete run (optionally one run or one task, and those of a `window`) that
+    some spec selects; then, unless one run is asked for, every complete conversation's for the specs
+    with `turns` (with a window, those whose first turn it chooses)."""
+    chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
+    runs = complete_runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
     indexed = SpecSet(specs)
     for start in range(0, len(runs), _RUNS_PER_CHUNK):
         for evidence in load_evidence(connection, runs[start : start + _RUNS_PER_CHUNK]):
             yield from score_evidence(indexed, evidence)
     if run_id is None:
-        yield from score_conversations(connection, specs, task_id=task_id)
+        first_turns = None
+        if any(spec.turns is not None for spec in specs):
+            first_turns = chosen_run_ids(connection, window)
+        yield from score_conversations(connection, specs, task_id=task_id, first_turns=first_turns)

@@ -20,7 +20,7 @@ figures.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -138,21 +138,28 @@ def pass_rate_history(
     *,
     task: str | None = None,
     bucket: str = "auto",
+    run_ids: Collection[str] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Per spec and time bucket: scored, passed and errored runs (latest stored verdict of each run)."""
+    """Per spec and time bucket: scored, passed and errored runs (latest stored verdict of each run;
+    only of `run_ids` when given: the runs a window chose)."""
     if bucket != "auto" and bucket not in BUCKETS:
         raise ReportError(f"unknown history bucket {bucket!r}: expected auto, {', '.join(BUCKETS)}")
     if "verdicts" not in _tables(connection):
         return (bucket if bucket != "auto" else "day"), []
     task_filter = " AND task_id = ?" if task is not None else ""
+    run_filter = " AND run_id IN (SELECT unnest(?::VARCHAR[]))" if run_ids is not None else ""
     rows = connection.execute(
         "WITH latest AS (SELECT run_id, spec, label, scored_at FROM verdicts "
-        f"WHERE spec IN (SELECT unnest(?::VARCHAR[])){task_filter} "
+        f"WHERE spec IN (SELECT unnest(?::VARCHAR[])){task_filter}{run_filter} "
         "QUALIFY row_number() OVER "
         "(PARTITION BY run_id, spec ORDER BY run_version DESC, scored_at DESC) = 1) "
         "SELECT latest.spec, coalesce(runs.completed_at, latest.scored_at), latest.label "
         "FROM latest LEFT JOIN runs USING (run_id)",
-        [list(specs), *([task] if task is not None else [])],
+        [
+            list(specs),
+            *([task] if task is not None else []),
+            *([sorted(run_ids)] if run_ids is not None else []),
+        ],
     ).fetchall()
     times = [_epoch(at) for _, at, _ in rows]
     chosen = choose_bucket(times) if bucket == "auto" else bucket
@@ -312,8 +319,11 @@ def build_report(
     k: int | None = None,
     include: Iterable[str] = SECTIONS,
     history_bucket: str = "auto",
+    windowed: bool = False,
 ) -> Report:
-    """The report over `verdicts` (the runs just scored against `specs`) and the stored tables."""
+    """The report over `verdicts` (the runs just scored against `specs`) and the stored tables; when
+    `windowed` (the runs were chosen by a window, scoring/spec/window.py), the pass-rate history keeps
+    to the runs scored, as every other section does."""
     chosen = sections(include)
     tasks = aggregate(verdicts, k=k)
     if "executions" in _tables(connection):
@@ -326,7 +336,11 @@ def build_report(
     )
     if "history" in chosen:
         report.history_bucket, report.history = pass_rate_history(
-            connection, [s.name for s in specs], task=task, bucket=history_bucket
+            connection,
+            [s.name for s in specs],
+            task=task,
+            bucket=history_bucket,
+            run_ids={v.run_id for v in verdicts} if windowed else None,
         )
     if "latency" in chosen:
         report.tool_latency = tool_latency(connection, sorted({v.run_id for v in verdicts}))

@@ -17,6 +17,8 @@ Public:
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
 - `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).
+- `window`: `RunWindow` (--since, --until, --where), `window_run_ids`, `chosen_run_ids`, `group_values`:
+  the runs a command chooses, and the values of an attribute among them.
 - `regex`: `fullmatch`, `search`, `pattern_problem`, `PatternError`.
 - `jsonschema`: `violations`, `schema_problem`.
 
