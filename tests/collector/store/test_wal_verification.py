@@ -12,10 +12,13 @@ missing, that `doctor` reports it, and that no file was changed by either.
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +31,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from collector.cli._main import main
+from collector.decode.prepare import prepare_spans
+from collector.model.domain import Resource as SpanResource
+from collector.model.domain import Span
 from collector.store._ack_record import AckRecord, RecordFile, RecordUnreadable, read_record, record_path
+from collector.store.acknowledged import Acknowledgements
+from collector.store.database import open_writer
+from collector.store.writer import StoreUnavailable, WriteJob, Writer, WriterSettings
 from tests._sdk_load import Ledger, RecordingExporter
 from tests._server import ServeProcess
 
@@ -279,3 +288,68 @@ def test_a_torn_record_write_leaves_the_record_before_it(tmp_path: Path) -> None
         read_record(path)
     path.write_bytes(bytes(len(data)))  # never made whole: nothing was acknowledged under it
     assert read_record(path) is None
+
+
+# ---- never an answer before the record is synced --------------------------------------------------------
+
+
+def _span(name: str, trace_id: str) -> Span:
+    return Span(
+        trace_id=trace_id,
+        span_id=os.urandom(8).hex(),
+        parent_span_id=None,
+        name=name,
+        kind=1,
+        start_ns=1,
+        end_ns=2,
+        status_code=0,
+        status_message="",
+        attributes={},
+        events=(),
+        links=(),
+        resource=SpanResource({}, "tests", ""),
+    )
+
+
+def test_a_record_that_cannot_be_synced_refuses_retryably_and_the_resend_is_acked(tmp_path: Path) -> None:
+    """The record's write fails (here its descriptor is swapped for a read-only one: EBADF, as EIO or a
+    full disk would fail it): the spans are committed, but the requests are answered retryably and the
+    writer reports unhealthy; once the record can be written the client's re-send is acknowledged and
+    the record counts every span the database holds."""
+    db = tmp_path / "t.duckdb"
+    connection = open_writer(db)
+    acks = Acknowledgements.at_start(db)
+    writer = Writer(connection, WriterSettings(probe_interval_s=0.05), acknowledgements=acks)
+    answers: list[BaseException | None] = []
+    spans = [_span(f"s{i}", "ab" * 16) for i in range(3)]
+
+    def send() -> BaseException | None:
+        answered = threading.Event()
+        writer.submit(WriteJob(prepare_spans(spans), lambda e: (answers.append(e), answered.set())))
+        assert answered.wait(10)
+        return answers[-1]
+
+    writer.start()
+    try:
+        working = acks._file._fd  # type: ignore[union-attr]
+        broken = os.open(record_path(db), os.O_RDONLY)
+        acks._file._fd = broken  # type: ignore[union-attr]
+        refused = send()
+        assert isinstance(refused, StoreUnavailable) and "acknowledgement" in str(refused), refused
+        assert not writer.healthy
+        unsynced = read_record(record_path(db))
+        assert unsynced is not None and unsynced.spans == 0  # nothing claimed
+        acks._file._fd = working  # type: ignore[union-attr]
+        os.close(broken)
+        deadline = time.monotonic() + 10
+        while not writer.healthy and time.monotonic() < deadline:  # the probe writes the record again
+            time.sleep(0.05)
+        assert writer.healthy
+        assert send() is None  # the re-send: found stored, acknowledged now
+    finally:
+        writer.stop()
+        connection.close()
+    record = read_record(record_path(db))
+    assert record is not None and record.spans == 0  # the clean stop opened a new window
+    with duckdb.connect(str(db), read_only=True) as reader:
+        assert reader.execute("SELECT count(*) FROM spans").fetchall() == [(3,)]
