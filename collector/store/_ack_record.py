@@ -72,6 +72,8 @@ def read_record(path: Path) -> AckRecord | None:
         data = path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise RecordUnreadable(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     if not any(data):
         return None
     slots = [s for s in (_slot(data, offset) for offset in _OFFSETS) if s is not None]
@@ -106,7 +108,11 @@ class RecordFile:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(staged, self.path)
+        try:
+            os.replace(staged, self.path)
+        except OSError:
+            staged.unlink(missing_ok=True)
+            raise
         directory = os.open(self.path.parent, os.O_RDONLY)
         try:
             os.fsync(directory)

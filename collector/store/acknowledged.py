@@ -177,9 +177,16 @@ class Acknowledgements:
         self._spans = held_spans(connection, self._window_start)
         next_seq = max(next_seq, self._window_start)
         self._last_seq = next_seq - 1
-        self._file = RecordFile(record_path(self._db), record)
-        if record is None or (record.spans, record.last_seq) != (self._spans, self._last_seq):
-            self._file.write(self._window_start, self._last_seq, self._spans)
+        path = record_path(self._db)
+        try:
+            self._file = RecordFile(path, record)
+            if record is None or (record.spans, record.last_seq) != (self._spans, self._last_seq):
+                self._file.write(self._window_start, self._last_seq, self._spans)
+        except OSError as exc:  # a full disk, a folder serve may not create files in: one line, exit 2
+            raise DatabaseError(
+                f"{path}: cannot write the acknowledgement record ({exc.strerror or exc}); serve keeps it "
+                "beside the database and needs to create and write it there"
+            ) from exc
         return next_seq
 
     def committed(self, seq: int, stored: int) -> None:

@@ -268,6 +268,21 @@ def test_a_database_from_before_the_record_starts_and_says_there_is_nothing_to_c
     assert read_record(record_path(db)) is not None
 
 
+def test_a_record_that_cannot_be_read_or_written_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    record_path(db).mkdir()  # neither readable nor replaceable as a file
+    for extra in ((), ("--accept-wal-loss",)):
+        result = subprocess.run(
+            [sys.executable, "-m", "collector.cli", "serve", "--db", str(db), *FREE_PORTS, *extra],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr and str(record_path(db)) in result.stderr, result.stderr
+
+
 # ---- the record file itself ---------------------------------------------------------------------------
 
 
