@@ -16,7 +16,8 @@ import duckdb
 
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
-from collector.store.database import explain_open_error, wal_files
+from collector.store.acknowledged import RecordDamaged, shortfall, verify
+from collector.store.database import DatabaseError, explain_open_error, wal_files
 
 _MIN_FREE_BYTES = 1 << 30
 
@@ -85,6 +86,39 @@ def _database(db: Path) -> Iterator[Finding]:
         connection.close()
 
 
+def _acknowledged(db: Path) -> Finding | None:
+    """Whether the database (with its write-ahead log, replayed read-only: nothing is changed) still
+    holds every span serve acknowledged, as counted by its record beside the file."""
+    label = f"acknowledged spans {db.name}"
+    try:
+        verification = verify(db)
+    except RecordDamaged as exc:
+        return Finding("fail", label, str(exc))
+    except DatabaseError:
+        return None  # the database does not open: the check of the database above says why
+    if verification.record is None:
+        if not db.exists():
+            return None
+        return Finding(
+            "ok", label, "no acknowledgement record yet (made before tracescore kept one): nothing to compare"
+        )
+    if verification.held is None:
+        return Finding("ok", label, "nothing acknowledged since the last clean stop")
+    if verification.missing:
+        return Finding(
+            "fail",
+            label,
+            f"{shortfall(db, verification)}. Keep a copy of every {db.name}* file and read "
+            "docs/reliability.md (promise 10); `serve --accept-wal-loss` starts anyway, accepting the loss",
+        )
+    return Finding(
+        "ok",
+        label,
+        f"all {verification.record.spans} acknowledged since the last clean stop are there "
+        f"({verification.held} stored)",
+    )
+
+
 def _disk(db: Path) -> Finding:
     folder = db.resolve().parent
     while not folder.exists():
@@ -119,6 +153,8 @@ def _export_dir(directory: Path) -> Finding:
 def diagnose(settings: ServeSettings) -> list[Finding]:
     findings = list(_database(settings.db))
     serving = any("held by a running" in f.advice for f in findings)
+    if not serving and (acknowledged := _acknowledged(settings.db)) is not None:
+        findings.append(acknowledged)
     findings.append(_port("OTLP/gRPC", settings.grpc, serving))
     findings.append(_port("OTLP/HTTP", settings.http, serving))
     findings.append(_disk(settings.db))

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from collector.cli import _clickhouse_commands as clickhouse
@@ -39,7 +40,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     for name in ("specs", "plugins"):
         given = flags.get(name)
         flags[name] = tuple(given) if given else None
-    settings = resolve_serve_settings(flags, config=args.config)
+    settings = replace(
+        resolve_serve_settings(flags, config=args.config), accept_wal_loss=args.accept_wal_loss
+    )
     setup_logging(settings.log_format, settings.log_level)
     if settings.config_file is not None:
         logging.getLogger("tracescore.serve").info("settings read from %s", settings.config_file)

@@ -204,6 +204,14 @@ def _serve_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--log-level", dest="log_level", choices=LOG_LEVELS, help=f"default info ({env['log_level']})"
     )
+    p.add_argument(
+        "--accept-wal-loss",
+        dest="accept_wal_loss",
+        action="store_true",
+        help="start although the database and its write-ahead log lack spans that were acknowledged "
+        "(a damaged log: serve refuses to start otherwise, exit 2); logs how many are lost. This start "
+        "only: no variable, no file key (docs/reliability.md, promise 10)",
+    )
 
 
 def _config_argument(p: argparse.ArgumentParser) -> None:

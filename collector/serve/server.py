@@ -40,6 +40,7 @@ from collector.serve._verdict_export import ExportSettings, VerdictExporter, poi
 from collector.serve.memory import MIB, MemoryGuard, budget, sizes, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
+from collector.store.acknowledged import Acknowledgements
 from collector.store.database import open_writer
 from collector.store.memory_settings import apply_memory_settings
 from collector.store.partitions import Partitions
@@ -111,6 +112,9 @@ async def start(settings: ServeSettings) -> Running:
     if settings.export_dir is not None:
         _check_export_dir(settings.export_dir)
     sized = sizes(memory)
+    # Before DuckDB opens the file for writing (and may truncate a log it replayed only in part): a
+    # database that lacks acknowledged spans stops the start here, with nothing changed.
+    acknowledgements = Acknowledgements.at_start(settings.db, accept_loss=settings.accept_wal_loss)
     connection = open_writer(settings.db, memory_limit=f"{sized.duckdb_bytes}B", threads=sized.duckdb_threads)
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
@@ -167,6 +171,7 @@ async def start(settings: ServeSettings) -> Running:
         ),
         on_complete=completed,
         partitions=partitions,
+        acknowledgements=acknowledgements,
     )
     if online is not None:
         online.start()

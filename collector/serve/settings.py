@@ -128,6 +128,10 @@ class ServeSettings:
     log_level: str = "info"
     # The YAML file the settings were read from, if any (shown in logs and by `tracescore doctor`).
     config_file: Path | None = None
+    # `serve --accept-wal-loss`: start although the database lacks acknowledged spans (promise 10 of
+    # docs/reliability.md). A flag of one start only, deliberately not a setting: left on in a file or
+    # the environment it would accept every later loss without anyone deciding to.
+    accept_wal_loss: bool = False
 
     @property
     def max_request_bytes(self) -> int:

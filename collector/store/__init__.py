@@ -15,6 +15,9 @@ period passed (or they went idle), then resolution decides each execution's run,
 Public:
 - `schema`: `SCHEMA_VERSION`, `create_schema_sql`, the tables and views.
 - `database`: `open_writer`, `open_reader`, `DatabaseError`, `explain_open_error`.
+- `acknowledged`: `Acknowledgements` (the writer's count of acknowledged spans in `<db>.acks`, synced
+  before each answer, compared at start before DuckDB may write), `verify`, `Verification`,
+  `RecordDamaged`, `shortfall`, `refusal` (`tracescore doctor` runs the same comparison).
 - `rows`: `PreparedSpans`, `stamped`, `spans_table` and the other tables' Arrow rows.
 - `writer`: `Writer`, `WriterSettings`, `WriteJob`, `CompletedTrace`, `StoreUnavailable`,
   `STATE_REPLAY_FLOOR` (the `tracescore_state` key below which every stored span's trace is complete).
@@ -37,5 +40,6 @@ recorded by a later span), `_resolve` (run resolution of one complete trace, a p
 `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
 into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own), `_fatal`
 (exiting when DuckDB invalidates the database, to be started again), `_sql_statement` (which SQL the
-read-only SQL API accepts: the clear refusal in front of the read-only transaction).
+read-only SQL API accepts: the clear refusal in front of the read-only transaction), `_ack_record` (the
+`<db>.acks` file: two checksummed slots written in turn).
 """

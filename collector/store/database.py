@@ -40,7 +40,7 @@ def _unreplayable_wal(path: Path, why: str, wal: Path | None = None) -> Database
     return DatabaseError(
         f"{path}: the write-ahead log {logs} could not be replayed ({why}). Nothing was deleted. "
         f"Keep a copy of the database and its logs; to start anyway, move {logs} aside (its unreplayed "
-        "changes are then lost) and start again."
+        "changes are then lost) and start again with --accept-wal-loss."
     )
 
 

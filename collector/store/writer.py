@@ -31,6 +31,7 @@ from collector.store._fatal import exit_if_invalidated
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
+from collector.store.acknowledged import Acknowledgements
 from collector.store.database import wal_files
 from collector.store.live_evidence import LiveRun, live_runs
 from collector.store.memory_settings import release_free_memory
@@ -168,9 +169,12 @@ class Writer:
         settings: WriterSettings,
         on_complete: Callable[[list[CompletedTrace]], None] | None = None,
         partitions: Partitions | None = None,
+        acknowledgements: Acknowledgements | None = None,
     ) -> None:
         """`partitions`: shared with whoever else appends to partitioned tables of the file during a
-        checkpoint (online scoring's verdicts); the writer's own otherwise."""
+        checkpoint (online scoring's verdicts); the writer's own otherwise. `acknowledgements`: the
+        record of acknowledged spans kept beside the file (collector/store/acknowledged.py), verified
+        before the file was opened; synced after each group commit, before its requests are answered."""
         self._con = connection
         self._settings = settings
         self._on_complete = on_complete
@@ -190,6 +194,9 @@ class Writer:
         # open, and DuckDB then refuses every checkpoint once another cursor has replaced rows.
         ((last_seq,),) = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchall()
         self._next_seq = last_seq + 1
+        self._acks = acknowledgements
+        if acknowledgements is not None:
+            self._next_seq = acknowledgements.begin(connection, self._next_seq)
         self._replayed = self._replay()
         self._partitions = partitions or Partitions()
         self._checkpointer = Checkpointer(
@@ -288,7 +295,8 @@ class Writer:
         self._complete(time.monotonic(), force=True)
         # The last checkpoint is a plain (FULL) one: it also vacuums what the concurrent ones skipped.
         self._checkpointer.stop()
-        self._checkpoint()
+        if self._checkpoint():
+            self._stopped_clean()
         # The connection stays open: online scoring and the APIs still read through it while the
         # server finishes stopping; whoever opened it closes it.
 
@@ -357,7 +365,8 @@ class Writer:
                 self._finish(job, StoreUnavailable(f"could not store spans: {exc}"))
             return
         self._next_seq += 1
-        self.healthy = True
+        recorded = self._record_acknowledged(seq, stored)
+        self.healthy = recorded is None
         self.stats.batches += 1
         self.stats.spans_stored += stored
         self.stats.spans_duplicate += total - stored
@@ -370,7 +379,29 @@ class Writer:
             if state is not None and state.persisted is None:
                 state.persisted = False
         for job in jobs:
-            self._finish(job, None)
+            self._finish(job, recorded)
+
+    def _record_acknowledged(self, seq: int, stored: int) -> StoreUnavailable | None:
+        """Sync the count of acknowledged spans before answering. If it cannot be synced the spans are
+        committed but not acknowledged: the answer is retryable, and the client's re-send is found
+        stored (a duplicate) and acknowledged once a later record write succeeds."""
+        if self._acks is None:
+            return None
+        try:
+            self._acks.committed(seq, stored)
+        except OSError as exc:
+            self._failed(exc)
+            return StoreUnavailable(f"could not record the acknowledgement: {exc}")
+        return None
+
+    def _stopped_clean(self) -> None:
+        if self._acks is None:
+            return
+        try:
+            self._acks.stopped_clean(self._next_seq)
+        except OSError as exc:  # the next start compares the whole window instead: still correct
+            log.warning("could not update the acknowledgement record at shutdown: %s", exc)
+        self._acks.close()
 
     def _stored_span_ids(self, trace_ids: set[str]) -> tuple[set[str], set[tuple[str, str]]]:
         """Which of these traces (not in memory) were completed before, and their stored span ids.
@@ -478,6 +509,8 @@ class Writer:
             self._con.begin()
             self._set_state(_STATE_PROBE, int(time.time()))
             self._con.commit()
+            if self._acks is not None:  # a record write that failed is retried too
+                self._acks.sync()
         except Exception as exc:
             self._rollback()
             self.stats.last_error = str(exc)
@@ -619,15 +652,17 @@ class Writer:
         self.stats.checkpoint_seconds += took
         self.stats.last_checkpoint_seconds = took
 
-    def _checkpoint(self) -> None:
-        """The plain checkpoint at shutdown, on the writer's connection once nothing else writes."""
+    def _checkpoint(self) -> bool:
+        """The plain checkpoint at shutdown, on the writer's connection once nothing else writes; whether
+        it succeeded (every span is then in the database file)."""
         started = time.monotonic()
         try:
             self._con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
-            return
+            return False
         took = time.monotonic() - started
         self._checkpointed(took)
         if took >= _SLOW_CHECKPOINT_S:
             log.info("checkpoint at shutdown took %.2f s", took)
+        return True

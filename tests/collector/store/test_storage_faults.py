@@ -248,6 +248,7 @@ def test_a_wal_that_cannot_be_replayed_stops_the_start_and_is_kept(
 ) -> None:
     db = tmp_path / "t.duckdb"
     shutil.copy(crashed, db)
+    shutil.copy(Path(f"{crashed}.acks"), Path(f"{db}.acks"))  # what serve acknowledged (promise 10)
     wal = Path(f"{db}.wal")
     data = bytearray(Path(f"{crashed}.wal").read_bytes())
     damage(data)
@@ -260,12 +261,15 @@ def test_a_wal_that_cannot_be_replayed_stops_the_start_and_is_kept(
     message = result.stderr
     assert "Traceback" not in message
     assert f"{wal} could not be replayed" in message and "Nothing was deleted" in message, message
-    assert f"move {wal} aside" in message, message
+    assert f"move {wal} aside" in message and "start again with --accept-wal-loss" in message, message
     assert wal.read_bytes() == data  # kept, untouched
 
     if damage is _flip_middle:  # the advice works: with the WAL moved aside, the server starts
         wal.rename(tmp_path / "kept.wal")
-        server = ServeProcess(db).start()
+        # The acknowledged spans went with it: a plain start says so (promise 10), the flag accepts it.
+        refused = _serve(db)
+        assert refused.returncode == 2 and "acknowledged span(s) are not in the database" in refused.stderr
+        server = ServeProcess(db, extra_args=("--accept-wal-loss",)).start()
         assert server.stop() == 0
 
 
