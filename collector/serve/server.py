@@ -111,7 +111,12 @@ async def start(settings: ServeSettings) -> Running:
     if settings.export_dir is not None:
         _check_export_dir(settings.export_dir)
     sized = sizes(memory)
-    connection = open_writer(settings.db, memory_limit=f"{sized.duckdb_bytes}B", threads=sized.duckdb_threads)
+    connection = open_writer(
+        settings.db,
+        memory_limit=f"{sized.duckdb_bytes}B",
+        threads=sized.duckdb_threads,
+        disk_reserve=settings.disk_reserve,
+    )
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -164,6 +169,7 @@ async def start(settings: ServeSettings) -> Running:
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
             max_retained_bytes=sized.retained_trace_bytes,
+            disk_reserve_bytes=settings.disk_reserve,
         ),
         on_complete=completed,
         partitions=partitions,
