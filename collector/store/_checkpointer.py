@@ -23,7 +23,6 @@ one that finds the disk full makes DuckDB invalidate the database.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -142,6 +141,7 @@ class Checkpointer:
 
     def _checkpoint(self) -> bool:
         started = time.monotonic()
+        ended: duckdb.Error | None = None
         try:
             self._reader.begin()
             try:
@@ -154,15 +154,22 @@ class Checkpointer:
                 self._heartbeat.commit()
                 self._checkpoint_cursor.execute("CHECKPOINT")
             finally:
-                self._reader.rollback()
+                # Not raised from here: when the checkpoint made DuckDB invalidate the database, this
+                # rollback fails too, saying only that, and would replace DuckDB's own account of what
+                # went wrong (issue 33). It is raised below when the checkpoint itself succeeded.
+                ended = _rollback_quietly(self._reader)
+            if ended is not None:
+                raise ended
         except duckdb.TransactionException as exc:
             self._record(None)
             log.debug("checkpoint deferred: %s", exc)
             _rollback_quietly(self._heartbeat)
             return False
         except duckdb.Error as exc:
-            exit_if_invalidated(exc)
+            # DuckDB's own message first (e.g. "failed to allocate data of size 1.5 MiB (62.8 MiB/64.0
+            # MiB used)"), then the exit if the failure invalidated the database.
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
+            exit_if_invalidated(ended or exc)
             _rollback_quietly(self._heartbeat)
             return True
         took = time.monotonic() - started
@@ -172,6 +179,11 @@ class Checkpointer:
         return True
 
 
-def _rollback_quietly(cursor: duckdb.DuckDBPyConnection) -> None:
-    with contextlib.suppress(duckdb.Error):  # no transaction was open
+def _rollback_quietly(cursor: duckdb.DuckDBPyConnection) -> duckdb.Error | None:
+    """Roll back whatever transaction the cursor has open; the error, if that failed (no transaction
+    was open, or the database was invalidated), returned rather than raised."""
+    try:
         cursor.rollback()
+    except duckdb.Error as exc:
+        return exc
+    return None
