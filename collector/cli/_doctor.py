@@ -17,6 +17,7 @@ import duckdb
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import explain_open_error, wal_files
+from collector.store.disk_space import DiskSpace
 
 _MIN_FREE_BYTES = 1 << 30
 
@@ -85,17 +86,18 @@ def _database(db: Path) -> Iterator[Finding]:
         connection.close()
 
 
-def _disk(db: Path) -> Finding:
-    folder = db.resolve().parent
-    while not folder.exists():
-        folder = folder.parent
+def _disk(db: Path, reserve: int) -> Finding:
+    space = DiskSpace.of_database(db.resolve(), reserve)
+    folder = space.folder
+    if (shortage := space.shortage()) is not None:
+        return Finding("fail", f"disk at {folder}", f"{shortage}: serve would not start; free space there")
     free = shutil.disk_usage(folder).free
     if free < _MIN_FREE_BYTES:
         return Finding(
             "warn",
             f"disk at {folder}",
-            f"only {free >> 20} MiB free: when the disk fills, ingest answers "
-            "with retryable refusals until space returns",
+            f"only {free >> 20} MiB free: below the {reserve >> 20} MiB reserve (TRACESCORE_DISK_RESERVE) "
+            "ingest answers with retryable refusals until space returns",
         )
     return Finding("ok", f"disk at {folder}", f"{free >> 30} GiB free")
 
@@ -121,7 +123,7 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
     serving = any("held by a running" in f.advice for f in findings)
     findings.append(_port("OTLP/gRPC", settings.grpc, serving))
     findings.append(_port("OTLP/HTTP", settings.http, serving))
-    findings.append(_disk(settings.db))
+    findings.append(_disk(settings.db, settings.disk_reserve))
     if settings.export_dir is not None:
         findings.append(_export_dir(settings.export_dir))
     for path in settings.specs:
