@@ -37,7 +37,7 @@ def cause(exc: BaseException) -> str:
     while link is not None and link not in chain:
         chain.append(link)
         link = link.__cause__ or link.__context__
-    for error in reversed(chain):
+    for error in reversed([e for e in chain if e is exc or isinstance(e, duckdb.Error)]):
         text = str(error)
         if _INVALIDATED not in text:
             return _first_line(text)

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.store._fatal import EXIT_STORAGE_INVALIDATED, invalidated
+from collector.store._fatal import EXIT_STORAGE_INVALIDATED, cause, invalidated
 
 # A DuckDB instance with far too little memory for what it is asked to commit: DuckDB invalidates it.
 _INVALIDATE = """
@@ -114,3 +114,19 @@ def test_a_failed_checkpoint_logs_duckdbs_own_cause_first(tmp_path: Path) -> Non
     cause = "Failed to create checkpoint because of error: failed to "  # then "allocate" or "pin" …
     assert records[0].startswith("WARNING checkpoint failed") and cause in records[0], done.stderr
     assert records[-1].startswith("CRITICAL DuckDB invalidated the database") and cause in records[-1]
+
+
+def test_the_cause_named_is_duckdbs_own_not_the_invalidation_that_followed() -> None:
+    first = duckdb.OutOfMemoryException("failed to allocate data of size 1.5 MiB (62.8 MiB/64.0 MiB used)")
+    after = duckdb.FatalException(
+        "FATAL Error: Failed: database has been invalidated (a previous fatal error)"
+    )
+    after.__context__ = first  # raised while the first was being handled, as the rollback's was
+    assert cause(after) == "failed to allocate data of size 1.5 MiB (62.8 MiB/64.0 MiB used)"
+    quoting = duckdb.FatalException(
+        "FATAL Error: Failed: database has been invalidated because of a previous fatal error.\n"
+        'Original error: "Failed to create checkpoint because of error: failed to pin block\n\nPossible …"'
+    )
+    assert cause(quoting) == "Failed to create checkpoint because of error: failed to pin block"
+    alone = duckdb.FatalException("FATAL Error: database has been invalidated")
+    assert cause(alone) == "FATAL Error: database has been invalidated"
