@@ -18,6 +18,7 @@ from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.acknowledged import RecordDamaged, shortfall, verify
 from collector.store.database import DatabaseError, explain_open_error, wal_files
+from collector.store.disk_space import DiskSpace
 
 _MIN_FREE_BYTES = 1 << 30
 
@@ -119,17 +120,18 @@ def _acknowledged(db: Path) -> Finding | None:
     )
 
 
-def _disk(db: Path) -> Finding:
-    folder = db.resolve().parent
-    while not folder.exists():
-        folder = folder.parent
+def _disk(db: Path, reserve: int) -> Finding:
+    space = DiskSpace.of_database(db.resolve(), reserve)
+    folder = space.folder
+    if (shortage := space.shortage()) is not None:
+        return Finding("fail", f"disk at {folder}", f"{shortage}: serve would not start; free space there")
     free = shutil.disk_usage(folder).free
     if free < _MIN_FREE_BYTES:
         return Finding(
             "warn",
             f"disk at {folder}",
-            f"only {free >> 20} MiB free: when the disk fills, ingest answers "
-            "with retryable refusals until space returns",
+            f"only {free >> 20} MiB free: below the {reserve >> 20} MiB reserve (TRACESCORE_DISK_RESERVE) "
+            "ingest answers with retryable refusals until space returns",
         )
     return Finding("ok", f"disk at {folder}", f"{free >> 30} GiB free")
 
@@ -157,7 +159,7 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
         findings.append(acknowledged)
     findings.append(_port("OTLP/gRPC", settings.grpc, serving))
     findings.append(_port("OTLP/HTTP", settings.http, serving))
-    findings.append(_disk(settings.db))
+    findings.append(_disk(settings.db, settings.disk_reserve))
     if settings.export_dir is not None:
         findings.append(_export_dir(settings.export_dir))
     for path in settings.specs:

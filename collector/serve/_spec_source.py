@@ -1,6 +1,14 @@
 """Spec files for a running server: loaded at start, reloaded when they change.
 
 A broken edit is reported and the last good specs keep running.
+
+A file caught while it is being written is not read as it stands: a start that read a half-written
+file was refused ("holds no spec"), and a half-written list of tools can parse as a shorter one,
+whose verdicts the evidence would not support. So a file that changed within the last `_QUIET_S` is
+read only once it has stood still that long, and a read during which a file changed is read again: at
+start for up to `_SETTLE_S`, at a reload at the next poll. Writers that rename a finished file into
+place (editors, `kubectl` updating a ConfigMap volume, `mv`) are never caught mid-write, and that is
+what docs/online.md asks of them: a writer that pauses longer than `_QUIET_S` half-way can still be.
 """
 
 from __future__ import annotations
@@ -14,6 +22,11 @@ from scoring import Spec, SpecError, SpecSet, load_specs
 log = logging.getLogger("tracescore.specs")
 
 Signature = tuple[tuple[str, int, int], ...]
+
+# A spec file changed this recently may still be being written: it is read once it has stood still.
+_QUIET_S = 0.25
+# At start, how long a file being written is waited for before it is read as it stands.
+_SETTLE_S = 1.5
 
 
 def _signature(paths: list[Path]) -> Signature:
@@ -31,34 +44,70 @@ def _signature(paths: list[Path]) -> Signature:
     return tuple(files)
 
 
+def _being_written(signature: Signature) -> bool:
+    """Whether a file changed within the last `_QUIET_S` (by its modification time; one set in the
+    future by a skewed clock is not waited for)."""
+    now_ns = time.time_ns()
+    return any(0 <= now_ns - mtime_ns < _QUIET_S * 1e9 for _, mtime_ns, _ in signature if mtime_ns >= 0)
+
+
+def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
+    """The specs at start, read once no file is being written (waited for up to `_SETTLE_S`), with the
+    signature of the files they were read from."""
+    deadline = time.monotonic() + _SETTLE_S
+    while True:
+        signature = _signature(paths)
+        if _being_written(signature) and time.monotonic() < deadline:
+            time.sleep(_QUIET_S / 5)
+            continue
+        try:
+            specs = load_specs(paths)
+        except SpecError:
+            # Read again if a file moves on within a quiet period: it was caught mid-write. If not, it
+            # is the user's to fix, reported as it stands.
+            if time.monotonic() < deadline:
+                time.sleep(_QUIET_S)
+                if _signature(paths) != signature:
+                    continue
+            raise
+        if _signature(paths) == signature or time.monotonic() >= deadline:
+            return specs, signature
+
+
 class SpecSource:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
-        self.specs: list[Spec] = load_specs(paths) if paths else []  # a broken start is the user's to fix
+        # A broken start is the user's to fix.
+        self.specs, self._signature = _load_settled(paths) if paths else ([], ())
         # The same specs indexed by what they select: each completed run is tested only against the
         # specs that can pick it (a thousand specs cost about what one does).
         self.indexed = SpecSet(self.specs)
-        self._signature = _signature(paths)
         self.error: str | None = None
         self.reloads = 0
         self.failed_reloads = 0
         self.loaded_at = time.time()
 
     def refresh(self) -> bool:
-        """Reload if any file changed; True when the specs in force changed."""
+        """Reload if any file changed; True when the specs in force changed. A file being written is
+        left for a later poll, once it has stood still."""
         if not self.paths:
             return False
         signature = _signature(self.paths)
-        if signature == self._signature:
+        if signature == self._signature or _being_written(signature):
             return False
-        self._signature = signature
         try:
             specs = load_specs(self.paths)
         except (SpecError, OSError) as exc:
+            if _signature(self.paths) != signature:
+                return False  # written to while read: read again at the next poll
+            self._signature = signature
             self.error = str(exc)
             self.failed_reloads += 1
             log.error("spec reload failed, the last good specs keep running: %s", exc)
             return False
+        if _signature(self.paths) != signature:
+            return False  # what was read may be half of the new file: read again at the next poll
+        self._signature = signature
         self.specs, self.indexed, self.error = specs, SpecSet(specs), None
         self.reloads += 1
         self.loaded_at = time.time()

@@ -115,7 +115,12 @@ async def start(settings: ServeSettings) -> Running:
     # Before DuckDB opens the file for writing (and may truncate a log it replayed only in part): a
     # database that lacks acknowledged spans stops the start here, with nothing changed.
     acknowledgements = Acknowledgements.at_start(settings.db, accept_loss=settings.accept_wal_loss)
-    connection = open_writer(settings.db, memory_limit=f"{sized.duckdb_bytes}B", threads=sized.duckdb_threads)
+    connection = open_writer(
+        settings.db,
+        memory_limit=f"{sized.duckdb_bytes}B",
+        threads=sized.duckdb_threads,
+        disk_reserve=settings.disk_reserve,
+    )
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -168,6 +173,7 @@ async def start(settings: ServeSettings) -> Running:
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
             max_retained_bytes=sized.retained_trace_bytes,
+            disk_reserve_bytes=settings.disk_reserve,
         ),
         on_complete=completed,
         partitions=partitions,

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from collector.serve.memory import parse_size
+from collector.store.disk_space import DEFAULT_RESERVE_BYTES
 
 MIB = 1024 * 1024
 CONFIG_ENV = "TRACESCORE_CONFIG"
@@ -68,6 +69,15 @@ def _memory_limit(text: str) -> str:
     return text.strip()
 
 
+def _disk_reserve(text: str) -> int:
+    if text.strip() == "0":
+        return 0
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise ValueError(f"expected a size such as 64MiB or 1GB, or 0 for none, got {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -108,6 +118,7 @@ class ServeSettings:
     max_backlog_spans: int = 200_000
     retry_after_seconds: int = 1
     checkpoint_seconds: float = 60.0
+    disk_reserve: int = DEFAULT_RESERVE_BYTES
     decode_workers: int = AUTO_WORKERS
     memory_limit: str = ""
     insecure_listen: bool = False
@@ -232,6 +243,14 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _positive_float,
         "how often the WAL is checkpointed into the database file",
         "60",
+    ),
+    Setting(
+        "disk_reserve",
+        "TRACESCORE_DISK_RESERVE",
+        _disk_reserve,
+        "free space the database's disk keeps: a commit that would leave less is refused retryably, a "
+        "checkpoint waits, and serve does not start below it",
+        "64MiB",
     ),
     Setting(
         "decode_workers",

@@ -31,6 +31,8 @@ Public:
   `spans_after`, `scores_after` (the windows of `serve --export-dir`).
 - `parquet_files`: `write_staged`, `publish`, `remove_stale`, `discard` (Parquet files that appear whole,
   synced, under their final names).
+- `disk_space`: `DiskSpace`, `DEFAULT_RESERVE_BYTES`, `no_space` (the free space kept on the database's
+  disk: asked before each group commit and checkpoint, and at start).
 - `memory_settings`: `apply_memory_settings` (malloc arenas, Arrow's pool, pyarrow's pandas question:
   set first in the server's and each decode worker's process), `release_free_memory`.
 

@@ -16,11 +16,13 @@ collector/store/partitions.py): the checkpoint writes what the writer no longer 
 The checkpoint runs every `interval_s`, and sooner when the write-ahead log grows past `wal_bytes`:
 automatic checkpoints are set far off (`checkpoint_threshold`, collector/store/database.py), because
 one runs inside the commit that crosses the threshold, on the writer thread (duckdb/duckdb#20918).
+
+A checkpoint waits while the disk could not hold what it writes (`space`, collector/store/disk_space.py):
+one that finds the disk full makes DuckDB invalidate the database.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -30,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 from collector.store._fatal import exit_if_invalidated
+from collector.store.disk_space import DiskSpace
 
 log = logging.getLogger("tracescore.writer")
 
@@ -49,10 +52,11 @@ class Checkpointer:
         wal_bytes: int,
         record: Callable[[float | None], None],
         before: Callable[[], None] | None = None,
+        space: DiskSpace | None = None,
     ) -> None:
         """`record(seconds)` is told of each checkpoint (None: deferred); `wal` is the file whose size
         brings a checkpoint forward (None for an in-memory database); `before()` runs just before each
-        checkpoint (the writer switches partitions)."""
+        checkpoint (the writer switches partitions); `space`, the file system a checkpoint writes to."""
         self._checkpoint_cursor = connection.cursor()
         self._reader = connection.cursor()
         self._heartbeat = connection.cursor()
@@ -61,6 +65,8 @@ class Checkpointer:
         self._wal_bytes = wal_bytes
         self._record = record
         self._before = before
+        self._space = space
+        self._waiting_for_space = False
         # Odd while a checkpoint runs: a commit that saw it odd, or saw it change, ran during one.
         self.generation = 0
         self._switched = False
@@ -99,8 +105,16 @@ class Checkpointer:
             self._requested.clear()
             next_at = now + (self._interval_s if self.checkpoint() else RETRY_S)
 
+    def shortage(self) -> str | None:
+        """Why a checkpoint must wait now: the write-ahead log's rows, written into the file, would eat
+        into the disk's reserve. None when it may run."""
+        return None if self._space is None else self._space.shortage(self._wal_size())
+
     def checkpoint(self) -> bool:
-        """One CONCURRENT checkpoint now; False when DuckDB refused it (tried again in RETRY_S)."""
+        """One CONCURRENT checkpoint now; False when DuckDB refused it or the disk is short (tried
+        again in RETRY_S)."""
+        if self._wait_for_space():
+            return False
         # Not again when the last attempt was refused: switching back would put the writer on the
         # partition that holds what is still to checkpoint.
         if self._before is not None and not self._switched:
@@ -114,8 +128,20 @@ class Checkpointer:
         self._switched = not done
         return done
 
+    def _wait_for_space(self) -> bool:
+        """True while the disk is short; says so once when checkpoints start waiting and once when
+        they resume."""
+        shortage = self.shortage()
+        if shortage is not None and not self._waiting_for_space:
+            log.warning("checkpoints wait until the disk has room (the WAL keeps the data): %s", shortage)
+        elif shortage is None and self._waiting_for_space:
+            log.info("the disk has room again: checkpoints resume")
+        self._waiting_for_space = shortage is not None
+        return self._waiting_for_space
+
     def _checkpoint(self) -> bool:
         started = time.monotonic()
+        ended: duckdb.Error | None = None
         try:
             self._reader.begin()
             try:
@@ -128,15 +154,22 @@ class Checkpointer:
                 self._heartbeat.commit()
                 self._checkpoint_cursor.execute("CHECKPOINT")
             finally:
-                self._reader.rollback()
+                # Not raised from here: when the checkpoint made DuckDB invalidate the database, this
+                # rollback fails too, saying only that, and would replace DuckDB's own account of what
+                # went wrong (issue 33). It is raised below when the checkpoint itself succeeded.
+                ended = _rollback_quietly(self._reader)
+            if ended is not None:
+                raise ended
         except duckdb.TransactionException as exc:
             self._record(None)
             log.debug("checkpoint deferred: %s", exc)
             _rollback_quietly(self._heartbeat)
             return False
         except duckdb.Error as exc:
-            exit_if_invalidated(exc)
+            # DuckDB's own message first (e.g. "failed to allocate data of size 1.5 MiB (62.8 MiB/64.0
+            # MiB used)"), then the exit if the failure invalidated the database.
             log.warning("checkpoint failed (the WAL keeps the data): %s", exc)
+            exit_if_invalidated(ended or exc)
             _rollback_quietly(self._heartbeat)
             return True
         took = time.monotonic() - started
@@ -146,6 +179,11 @@ class Checkpointer:
         return True
 
 
-def _rollback_quietly(cursor: duckdb.DuckDBPyConnection) -> None:
-    with contextlib.suppress(duckdb.Error):  # no transaction was open
+def _rollback_quietly(cursor: duckdb.DuckDBPyConnection) -> duckdb.Error | None:
+    """Roll back whatever transaction the cursor has open; the error, if that failed (no transaction
+    was open, or the database was invalidated), returned rather than raised."""
+    try:
         cursor.rollback()
+    except duckdb.Error as exc:
+        return exc
+    return None

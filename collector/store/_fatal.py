@@ -21,8 +21,34 @@ log = logging.getLogger("tracescore.writer")
 EXIT_STORAGE_INVALIDATED = 70
 
 
+_INVALIDATED = "database has been invalidated"
+
+
 def invalidated(exc: BaseException) -> bool:
-    return isinstance(exc, duckdb.FatalException) or "database has been invalidated" in str(exc)
+    return isinstance(exc, duckdb.FatalException) or _INVALIDATED in str(exc)
+
+
+def cause(exc: BaseException) -> str:
+    """DuckDB's own words for what went wrong, in one line: the earliest error of the chain that says
+    more than "the database has been invalidated" (an error raised while handling the first one, such as
+    a rollback's, says only that, issue 33), else the "Original error" DuckDB quotes in it."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    for error in reversed([e for e in chain if e is exc or isinstance(e, duckdb.Error)]):
+        text = str(error)
+        if _INVALIDATED not in text:
+            return _first_line(text)
+        original = text.partition("Original error:")[2].strip().strip('"')
+        if original:
+            return _first_line(original)
+    return _first_line(str(exc))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
 
 
 def exit_if_invalidated(exc: BaseException) -> None:
@@ -33,7 +59,7 @@ def exit_if_invalidated(exc: BaseException) -> None:
         "DuckDB invalidated the database after a fatal error (%s); tracescore exits with status %d to be "
         "started again: every acknowledged span is in the file or its WAL, and unacknowledged requests "
         "are retried by their exporters",
-        str(exc).splitlines()[0],
+        cause(exc),
         EXIT_STORAGE_INVALIDATED,
     )
     logging.shutdown()

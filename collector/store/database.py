@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 
+from collector.store.disk_space import DiskSpace, no_space
 from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_tables_sql, create_views_sql
 from scoring.verdict.ddl import ZSTD, execute_ddl, supports_zstd
 
@@ -67,16 +68,31 @@ def explain_open_error(path: Path, exc: Exception) -> DatabaseError:
             f"{path} is in use by {who}; DuckDB allows one process per file. Stop that process "
             f"(a running `tracescore serve` answers queries through its API) or use another --db."
         )
+    if no_space(exc):
+        return _disk_full(path, text)
     if "WAL" in text or "replay" in text.lower():
         return _unreplayable_wal(path, text)
     return DatabaseError(f"cannot open {path}: {text}")
 
 
+def _disk_full(path: Path, why: str) -> DatabaseError:
+    return DatabaseError(
+        f"cannot start on {path}: {why}. Free space on that disk and start again (nothing was deleted)"
+    )
+
+
 def open_writer(
-    path: Path, *, memory_limit: str | None = None, threads: int | None = None
+    path: Path,
+    *,
+    memory_limit: str | None = None,
+    threads: int | None = None,
+    disk_reserve: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """The one read-write connection; creates or upgrades the schema."""
+    """The one read-write connection; creates or upgrades the schema. With `disk_reserve`, refused
+    when the disk keeps less than that free (collector/store/disk_space.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if disk_reserve is not None and (shortage := DiskSpace.of_database(path, disk_reserve).shortage()):
+        raise _disk_full(path, shortage)
     config: dict[str, str | bool | int | float | list[str]] = {}
     if memory_limit:
         config["memory_limit"] = memory_limit
@@ -87,6 +103,21 @@ def open_writer(
         connection = duckdb.connect(str(path), config=config)
     except duckdb.Error as exc:
         raise explain_open_error(path, exc) from exc
+    try:
+        _prepare(connection, path)
+    except duckdb.Error as exc:
+        connection.close()
+        if no_space(exc):  # found out by DuckDB all the same (another process filled the disk meanwhile)
+            raise _disk_full(path, str(exc).splitlines()[0]) from exc
+        raise
+    except DatabaseError:
+        connection.close()
+        raise
+    return connection
+
+
+def _prepare(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Settings, schema (created or upgraded) and views on a just-opened writer connection."""
     # An automatic checkpoint runs inside the commit that crosses the threshold, on the writer thread, and
     # may hold every other commit off (duckdb/duckdb#20918): the checkpointer thread checkpoints instead,
     # by time and by WAL size (collector/store/_checkpointer.py); this only bounds a runaway log.
@@ -96,7 +127,6 @@ def open_writer(
     # fetchall: a result read only in part would keep a transaction open on the writer's connection.
     ((stored,),) = connection.execute("SELECT max(version) FROM schema_version").fetchall()
     if stored is not None and stored > SCHEMA_VERSION:
-        connection.close()
         raise DatabaseError(
             f"{path} has schema version {stored}, newer than this tracescore understands ({SCHEMA_VERSION}); "
             "upgrade tracescore."
@@ -118,7 +148,8 @@ def open_writer(
             connection.commit()
         except duckdb.Error as exc:
             connection.rollback()
-            connection.close()
+            if no_space(exc):
+                raise
             raise DatabaseError(
                 f"{path}: upgrading the schema to version {SCHEMA_VERSION} failed: {exc}"
             ) from exc
@@ -131,7 +162,6 @@ def open_writer(
     connection.execute("SET autoinstall_known_extensions = false")
     connection.execute("SET autoload_known_extensions = false")
     connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
-    return connection
 
 
 def open_reader(path: Path) -> duckdb.DuckDBPyConnection:

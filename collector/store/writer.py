@@ -33,6 +33,7 @@ from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.acknowledged import Acknowledgements
 from collector.store.database import wal_files
+from collector.store.disk_space import DEFAULT_RESERVE_BYTES, DiskSpace
 from collector.store.live_evidence import LiveRun, live_runs
 from collector.store.memory_settings import release_free_memory
 from collector.store.partitions import Partitions
@@ -85,6 +86,8 @@ class WriterSettings:
     checkpoint_wal_bytes: int = 128 * 1024 * 1024
     # While storage fails every request is refused, so no batch can show it recovered: a probe does.
     probe_interval_s: float = 1.0
+    # Free bytes the database's disk keeps after every commit and checkpoint (collector/store/disk_space.py).
+    disk_reserve_bytes: int = DEFAULT_RESERVE_BYTES
 
 
 @dataclass(slots=True)
@@ -141,12 +144,12 @@ _SLOW_CHECKPOINT_S = 0.5
 _DEFERRALS_PER_WARNING = 100
 
 
-def _wal_of(connection: duckdb.DuckDBPyConnection) -> Path | None:
-    """The write-ahead log of the connection's database file (None for an in-memory database)."""
+def _file_of(connection: duckdb.DuckDBPyConnection) -> Path | None:
+    """The connection's database file (None for an in-memory database)."""
     rows = connection.execute(
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchall()
-    return wal_files(Path(rows[0][0]))[0] if rows and rows[0][0] else None
+    return Path(rows[0][0]) if rows and rows[0][0] else None
 
 
 def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
@@ -199,13 +202,16 @@ class Writer:
             self._next_seq = acknowledgements.begin(connection, self._next_seq)
         self._replayed = self._replay()
         self._partitions = partitions or Partitions()
+        database = _file_of(connection)
+        self._disk = DiskSpace.of_database(database, settings.disk_reserve_bytes) if database else None
         self._checkpointer = Checkpointer(
             connection,
-            _wal_of(connection),
+            wal_files(database)[0] if database else None,
             settings.checkpoint_interval_s,
             settings.checkpoint_wal_bytes,
             self._checkpointed,
             before=self._partitions.switch,
+            space=self._disk,
         )
 
     # ---- called from other threads -------------------------------------------------------------
@@ -287,8 +293,11 @@ class Writer:
             elif now - last_eviction >= _EVICT_INTERVAL_S:
                 self._tracker.evict(now)
                 last_eviction = now
-            if not self.healthy and now - last_probe >= self._settings.probe_interval_s:
-                self._probe()
+            if now - last_probe >= self._settings.probe_interval_s:
+                if not self.healthy:
+                    self._probe()
+                else:  # the disk too: readiness fails when it fills, even with no traffic
+                    self._disk_shortage()
                 last_probe = now
             if stop_seen and self._queue.empty():
                 break
@@ -322,6 +331,8 @@ class Writer:
         return jobs, stop_seen
 
     def _write(self, jobs: list[WriteJob]) -> None:
+        if self._refused_for_space(jobs):
+            return
         seq = self._next_seq
         # Each span once, by (trace id, span id): where its row is (job, row) and what it was recognised as.
         unique: dict[tuple[str, str], tuple[int, int, Recognised, float]] = {}
@@ -454,6 +465,30 @@ class Writer:
         finally:
             self._con.unregister(view)
 
+    def _refused_for_space(self, jobs: list[WriteJob]) -> bool:
+        """Refuse these jobs, retryably, when their commit would leave the disk short: DuckDB must not
+        find the disk full, for the checkpoint that would follow invalidates the database. The rows'
+        Arrow bytes stand for what the commit writes to the WAL."""
+        shortage = self._disk_shortage(sum(job.spans.rows.nbytes for job in jobs))
+        if shortage is None:
+            return False
+        self.stats.write_failures += 1
+        for job in jobs:
+            self._finish(job, StoreUnavailable(f"could not store spans: {shortage}"))
+        return True
+
+    def _disk_shortage(self, writing: int = 0) -> str | None:
+        """Why `writing` bytes must not be committed now (the disk would keep less than its reserve), or
+        None. A shortage makes the writer unhealthy (readiness fails, ingest refuses, retryably) until the
+        probe finds room again; said once."""
+        shortage = self._disk.shortage(writing) if self._disk is not None else None
+        if shortage is not None:
+            if self.healthy:
+                log.error("%s: spans are refused, retryably, until space is freed there", shortage)
+            self.healthy = False
+            self.stats.last_error = shortage
+        return shortage
+
     def _rollback(self) -> None:
         with contextlib.suppress(duckdb.Error):  # no transaction was open
             self._con.rollback()
@@ -504,7 +539,10 @@ class Writer:
         self._con.execute("INSERT INTO tracescore_state VALUES (?, ?)", [key, value])
 
     def _probe(self) -> None:
-        """One small commit: when it succeeds (space freed, I/O back), requests are accepted again."""
+        """One small commit: when it succeeds (space freed, I/O back), requests are accepted again. Not
+        even tried while the disk is short."""
+        if self._disk_shortage() is not None:
+            return
         try:
             self._con.begin()
             self._set_state(_STATE_PROBE, int(time.time()))
@@ -522,7 +560,8 @@ class Writer:
 
     def _complete(self, now: float, *, force: bool = False) -> None:
         due = self._tracker.due(now, force=force)
-        if not due:
+        # On a short disk they are completed once it has room again, or at the next start.
+        if not due or self._disk_shortage() is not None:
             return
         try:
             self._adopt_stored(due, now)
@@ -655,6 +694,9 @@ class Writer:
     def _checkpoint(self) -> bool:
         """The plain checkpoint at shutdown, on the writer's connection once nothing else writes; whether
         it succeeded (every span is then in the database file)."""
+        if (shortage := self._checkpointer.shortage()) is not None:
+            log.warning("no checkpoint at shutdown (the WAL keeps the data): %s", shortage)
+            return False
         started = time.monotonic()
         try:
             self._con.execute("CHECKPOINT")

@@ -65,13 +65,27 @@ def load_spec_file(path: Path) -> list[Spec]:
 _SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+def _spec_files(directory: Path) -> list[Path]:
+    """The spec files under a directory, hidden ones and those in hidden folders left out: a Kubernetes
+    ConfigMap volume holds each file twice, as `name.yaml` (a link) and in its `..<time>/` folder of
+    the moment (the files were once read twice, and every spec refused as a duplicate), and editors
+    write their temporary copies under names that begin with a dot."""
+    return sorted(
+        p
+        for p in directory.rglob("*")
+        if p.suffix.lower() in _SPEC_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(directory).parts)
+        and p.is_file()
+    )
+
+
 def load_specs(paths: list[Path]) -> list[Spec]:
     """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
     specs: list[Spec] = []
     origins: dict[str, list[Path]] = {}
     for path in paths:
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
+            files = _spec_files(path)
             if not files:
                 raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
         elif path.exists():

@@ -71,3 +71,18 @@ def test_an_export_dir_that_cannot_be_written_fails(tmp_path: Path) -> None:
     assert fine.returncode == 0, fine.stdout
     assert f"OK    export dir {tmp_path / 'new' / 'export'}: writable" in fine.stdout
     assert not (tmp_path / "new").exists()  # doctor looks, and creates nothing
+
+
+def test_a_disk_below_the_reserve_fails_as_serve_would(tmp_path: Path) -> None:
+    """`serve` refuses to start on a disk with less than `disk_reserve` free (docs/reliability.md, 5)."""
+    ports = ("--grpc", f"127.0.0.1:{free_port()}", "--http", f"127.0.0.1:{free_port()}")
+    found = subprocess.run(
+        [sys.executable, "-m", "collector.cli", "doctor", "--db", str(tmp_path / "new.duckdb"), *ports],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "TRACESCORE_DISK_RESERVE": "100000000GB"},
+    )
+    assert found.returncode == 1, found.stdout
+    assert "FAIL  disk at" in found.stdout and "serve would not start" in found.stdout, found.stdout

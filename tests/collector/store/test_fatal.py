@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from collector.store._fatal import EXIT_STORAGE_INVALIDATED, invalidated
+from collector.store._fatal import EXIT_STORAGE_INVALIDATED, cause, invalidated
 
 # A DuckDB instance with far too little memory for what it is asked to commit: DuckDB invalidates it.
 _INVALIDATE = """
@@ -73,3 +73,60 @@ print("not reached", flush=True)
     assert done.returncode == EXIT_STORAGE_INVALIDATED == 70, done.stderr
     assert done.stdout == "still running\n"
     assert "DuckDB invalidated the database" in done.stderr and "exits with status 70" in done.stderr
+
+
+# A checkpoint that runs out of memory: the commits before it fit in 8 MB, the checkpoint does not.
+_FAILING_CHECKPOINT = """
+import logging, sys
+from pathlib import Path
+from collector.store._checkpointer import Checkpointer
+from collector.store.database import open_writer
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+connection = open_writer(Path(sys.argv[1]), memory_limit="8MB", threads=1)
+connection.execute("CREATE TABLE t (a VARCHAR USING COMPRESSION zstd, b VARCHAR)")
+connection.execute("CREATE INDEX t_b ON t (b)")
+for k in range(40):
+    connection.execute(
+        "INSERT INTO t SELECT md5(i::VARCHAR) || repeat('x', 200), md5(i::VARCHAR) FROM range(?, ?) r(i)",
+        [k * 2000, (k + 1) * 2000],
+    )
+Checkpointer(connection, None, 3600, 1 << 40, lambda took: None).checkpoint()
+print("not reached", flush=True)
+"""
+
+
+def test_a_failed_checkpoint_logs_duckdbs_own_cause_first(tmp_path: Path) -> None:
+    """Issue 33: the rollback after a failed checkpoint fails too once DuckDB has invalidated the
+    database, and its error ("database has been invalidated because of a previous fatal error") was all
+    the log said. DuckDB's own words (e.g. "failed to allocate data of size 1.5 MiB (62.8 MiB/64.0 MiB
+    used)") are logged first, and the exit line names them too."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FAILING_CHECKPOINT, str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert done.returncode == EXIT_STORAGE_INVALIDATED, done.stderr
+    assert "not reached" not in done.stdout
+    records = [line for line in done.stderr.splitlines() if line.startswith(("WARNING", "CRITICAL"))]
+    cause = "Failed to create checkpoint because of error: failed to "  # then "allocate" or "pin" …
+    assert records[0].startswith("WARNING checkpoint failed") and cause in records[0], done.stderr
+    assert records[-1].startswith("CRITICAL DuckDB invalidated the database") and cause in records[-1]
+
+
+def test_the_cause_named_is_duckdbs_own_not_the_invalidation_that_followed() -> None:
+    first = duckdb.OutOfMemoryException("failed to allocate data of size 1.5 MiB (62.8 MiB/64.0 MiB used)")
+    after = duckdb.FatalException(
+        "FATAL Error: Failed: database has been invalidated (a previous fatal error)"
+    )
+    after.__context__ = first  # raised while the first was being handled, as the rollback's was
+    assert cause(after) == "failed to allocate data of size 1.5 MiB (62.8 MiB/64.0 MiB used)"
+    quoting = duckdb.FatalException(
+        "FATAL Error: Failed: database has been invalidated because of a previous fatal error.\n"
+        'Original error: "Failed to create checkpoint because of error: failed to pin block\n\nPossible …"'
+    )
+    assert cause(quoting) == "Failed to create checkpoint because of error: failed to pin block"
+    alone = duckdb.FatalException("FATAL Error: database has been invalidated")
+    assert cause(alone) == "FATAL Error: database has been invalidated"
