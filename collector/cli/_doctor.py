@@ -1,6 +1,7 @@
 """`tracescore doctor`: check what `serve` needs and say what to fix, before it bites.
 
-Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed.
+Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed, 2 if
+a spec file failed (what `serve` would exit with on it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from collector.cli._check import validate
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import explain_open_error, wal_files
@@ -124,19 +126,30 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
     findings.append(_disk(settings.db))
     if settings.export_dir is not None:
         findings.append(_export_dir(settings.export_dir))
-    for path in settings.specs:
-        findings.append(
-            Finding(
-                "ok" if path.exists() else "fail",
-                f"specs {path}",
-                "found" if path.exists() else "no such file or directory",
-            )
-        )
+    findings.extend(_specs(settings))
     return findings
 
 
+def _specs(settings: ServeSettings) -> list[Finding]:
+    """The spec files validated exactly as serve loads them (collector/cli/_check.py), after its plugins."""
+    if not settings.specs:
+        return []
+    checked, _ = validate(settings.specs, settings.plugins)
+    return [
+        Finding(
+            "ok" if line.status == "ok" else "fail",
+            f"specs {line.subject}",
+            line.detail if line.status == "ok" else f"serve would refuse it: {line.detail}",
+        )
+        for line in checked
+    ]
+
+
 def run_doctor(settings: ServeSettings) -> int:
+    """0 all well, 1 something would stop serve, 2 a spec serve would refuse (the code serve exits with)."""
     findings = diagnose(settings)
     for finding in findings:
         print(f"{finding.status.upper():<4}  {finding.check}: {finding.advice}")
+    if any(f.status == "fail" and f.check.startswith("specs ") for f in findings):
+        return 2
     return 1 if any(f.status == "fail" for f in findings) else 0

@@ -65,20 +65,24 @@ def load_spec_file(path: Path) -> list[Spec]:
 _SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+def spec_files(path: Path) -> list[Path]:
+    """The spec files `path` names: itself, or every .yaml, .yml and .json file under a directory."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
+        if not files:
+            raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
+        return files
+    if path.exists():
+        return [path]
+    raise SpecError(f"{path}: no such file or directory")
+
+
 def load_specs(paths: list[Path]) -> list[Spec]:
     """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
     specs: list[Spec] = []
     origins: dict[str, list[Path]] = {}
     for path in paths:
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _SPEC_SUFFIXES and p.is_file())
-            if not files:
-                raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
-        elif path.exists():
-            files = [path]
-        else:
-            raise SpecError(f"{path}: no such file or directory")
-        for file in files:
+        for file in spec_files(path):
             for spec in load_spec_file(file):
                 specs.append(spec)
                 origins.setdefault(spec.name, []).append(file)
