@@ -48,8 +48,8 @@ def _filters(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
 
 def wait_for_runs(args: argparse.Namespace) -> None:
-    """With `--wait SECONDS` and a running server: until some run is complete and no received trace is
-    still open, or the time is up (then scoring goes on with what is complete, and says what was not)."""
+    """With `--wait SECONDS` and a running server: until no received trace is still waiting for its runs
+    to complete, or the time is up (then scoring goes on with what is complete, and says what was not)."""
     seconds = getattr(args, "wait", None)
     if not seconds:
         return

@@ -9,7 +9,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collector.cli._parser_ci import EXIT_CODES, check_parser, gate_arguments
+from collector.cli import _parser_ci as ci
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.serve.settings import (
     CONFIG_ENV,
@@ -226,7 +226,7 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
 def _score_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score",
-        help=f"score complete runs against specs; {EXIT_CODES}",
+        help=f"score complete runs against specs; {ci.EXIT_CODES}",
     )
     _data_arguments(p)
     p.add_argument(
@@ -238,23 +238,14 @@ def _score_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--run", help="score only this run id")
     p.add_argument("--task", help="score only the runs of this task id")
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "junit"),
-        default="table",
-        help="junit: JUnit XML, a test case per run and spec; in GitHub Actions failures are also annotated",
-    )
+    p.add_argument("--format", choices=ci.SCORE_FORMATS, default="table", help=ci.SCORE_FORMAT_HELP)
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
-    gate_arguments(p)
+    ci.gate_arguments(p)
     clickhouse_arguments(p, score=True)
 
 
 def _report_parser(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "report",
-        help="per-task pass rates, pass@k and pass^k over the rollouts of each task; exit 3 when nothing "
-        "was scored",
-    )
+    p = sub.add_parser("report", help=ci.REPORT_HELP)
     _data_arguments(p)
     p.add_argument(
         "--spec", type=Path, action="append", required=True, help="spec file or directory; repeatable"
@@ -281,7 +272,7 @@ def _report_parser(sub: Subparsers) -> None:
         help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
-    gate_arguments(p)
+    ci.gate_arguments(p)
     clickhouse_arguments(p, score=False)
 
 
@@ -399,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
         _watch_parser,
         _export_parser,
         _doctor_parser,
-        check_parser,
+        ci.check_parser,
     ):
         add(sub)
     return parser

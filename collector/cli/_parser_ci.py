@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXIT_CODES = "exit 0 all passed, 1 any failed, 2 usage or spec error, 3 nothing scored"
+REPORT_HELP = (
+    "per-task pass rates, pass@k and pass^k over the rollouts of each task; exit 3 when nothing was scored"
+)
+SCORE_FORMATS = ("table", "json", "junit")
+SCORE_FORMAT_HELP = (
+    "junit: JUnit XML, a test case per run and spec; in GitHub Actions failures are also annotated"
+)
 
 
 def _wait_seconds(text: str) -> float:
@@ -35,8 +42,8 @@ def gate_arguments(p: argparse.ArgumentParser) -> None:
         "--wait",
         type=_wait_seconds,
         metavar="SECONDS",
-        help="first wait up to SECONDS for the running serve to complete the runs it received (until "
-        "some run is complete and none is still open)",
+        help="first wait up to SECONDS for the running serve to complete the runs it has received (their "
+        "grace period); what never arrived is not waited for",
     )
 
 

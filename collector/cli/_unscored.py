@@ -60,8 +60,9 @@ class Window:
 
     @property
     def ready(self) -> bool:
-        """Something to score and nothing still coming in: what `--wait` waits for."""
-        return self.complete > 0 and self.pending_traces == 0
+        """No received trace still waiting for its runs to complete: what `--wait` waits for. (Nothing
+        received at all is not waited on: an exporter's flush returns once its spans are stored.)"""
+        return self.pending_traces == 0
 
 
 def window(query: Query, *, run: str | None, task: str | None) -> Window:
