@@ -66,13 +66,16 @@ class Window:
 
 
 def window(query: Query, *, run: str | None, task: str | None) -> Window:
-    # A trace is pending while none of its runs is stored complete (rows appear at completion).
+    # A trace is pending while none of its runs is stored complete (every trace gets a run when it
+    # completes). Spans below the writer's replay floor all belong to completed traces: only the spans
+    # above it are looked at, which DuckDB prunes by row group.
+    floor = "coalesce((SELECT max(value) FROM tracescore_state WHERE key = 'replay_floor_seq'), 0)"
     row = query(
         "SELECT "
         f"(SELECT count(*) FROM runs WHERE {run_filter(run, task)}), "
         "(SELECT count(*) FROM runs WHERE status = 'complete'), "
-        "(SELECT count(DISTINCT s.trace_id) FROM spans s WHERE NOT EXISTS (SELECT 1 FROM run_traces r "
-        "WHERE r.trace_id = s.trace_id AND r.status = 'complete')), "
+        f"(SELECT count(DISTINCT s.trace_id) FROM spans s WHERE s.ingest_seq >= {floor} AND NOT EXISTS "
+        "(SELECT 1 FROM run_traces r WHERE r.trace_id = s.trace_id AND r.status = 'complete')), "
         "(SELECT epoch_ms(max(received_at)) FROM spans)"
     )[0]
     last = None if row[3] is None else max(0.0, time.time() - int(row[3]) / 1000)

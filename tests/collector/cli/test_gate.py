@@ -6,11 +6,14 @@ Actions annotations."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from collector.cli import main
 from tests._otel import provider
 from tests._server import ServeProcess
 
@@ -29,14 +33,42 @@ WRONG_KEY = f"name: dispatch\nselect: {{tsak: {TASK}}}\nexpected_tools: [lookup_
 NOTHING_SCORED = 3
 
 
-def tracescore(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def tracescore(*args: str, env: dict[str, str] | None = None) -> Done:
+    """The `tracescore` command's own entry point, run in this process (a subprocess costs seconds of
+    imports each time on a loaded machine); the servers it talks to are real processes."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = {key: os.environ.get(key) for key in env or {}}
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse refusing the command line
+                code = int(exc.code or 0)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return Done(code, out.getvalue(), err.getvalue())
+
+
+def tracescore_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """In a process of its own: chDB keeps its first data directory for the life of a process."""
     return subprocess.run(
         [sys.executable, "-m", "collector.cli", *args],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
-        env={**os.environ, **(env or {})},
     )
 
 
@@ -77,7 +109,7 @@ def wait_scored(db: Path, specs: str) -> None:
     assert done.returncode in (0, 1), done.stderr
 
 
-def nothing_line(done: subprocess.CompletedProcess[str]) -> str:
+def nothing_line(done: Done | subprocess.CompletedProcess[str]) -> str:
     lines = [line for line in done.stderr.splitlines() if line.startswith("tracescore: nothing scored")]
     assert len(lines) == 1, done.stderr
     return lines[0]
@@ -211,23 +243,21 @@ def clickhouse_loader() -> object:
 
 def test_clickhouse_mode_fails_closed_the_same_way(tmp_path: Path, clickhouse_loader: object) -> None:
     load, otlp_json = clickhouse_loader  # type: ignore[misc]
-    empty = tmp_path / "empty"
-    load(empty, [])
-    good = spec(tmp_path, GOOD, "good.yaml")
-    nothing = tracescore("score", "--clickhouse", f"chdb:{empty}", "--spec", good)
-    assert nothing.returncode == NOTHING_SCORED, nothing
-    assert "no runs in the window" in nothing_line(nothing)
     captured = InMemorySpanExporter()
     tp = TracerProvider()
     tp.add_span_processor(SimpleSpanProcessor(captured))
     rollout(tp)
-    full = tmp_path / "full"
-    load(full, [otlp_json(captured.get_finished_spans())])
-    typo = tracescore("score", "--clickhouse", f"chdb:{full}", "--spec", spec(tmp_path, TYPO))
+    table = tmp_path / "clickhouse"
+    load(table, [otlp_json(captured.get_finished_spans())])  # the Collector's otel_traces, as it writes
+    url = f"chdb:{table}"
+    before = ("--until", "2001-01-01T00:00")  # a window the run is not in
+    nothing = tracescore_process("score", "--clickhouse", url, "--spec", spec(tmp_path, GOOD), *before)
+    assert nothing.returncode == NOTHING_SCORED, nothing
+    assert (
+        "no runs in the window" in nothing_line(nothing) and "between --since and --until" in nothing.stderr
+    )
+    typo = tracescore_process("score", "--clickhouse", url, "--spec", spec(tmp_path, TYPO, "typo.yaml"))
     assert typo.returncode == NOTHING_SCORED, typo
     assert "closest seen: 'same-day-dispatch'" in nothing_line(typo)
-    report = tracescore(
-        "report", "--clickhouse", f"chdb:{full}", "--spec", spec(tmp_path, WRONG_KEY, "w.yaml")
-    )
+    report = tracescore_process("report", "--clickhouse", url, "--spec", spec(tmp_path, WRONG_KEY, "w.yaml"))
     assert report.returncode == NOTHING_SCORED and "select key 'tsak' is unknown" in nothing_line(report)
-    assert tracescore("score", "--clickhouse", f"chdb:{full}", "--spec", good).returncode == 0
