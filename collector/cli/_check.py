@@ -24,7 +24,7 @@ from pathlib import Path
 
 from collector.cli import _client as client
 from collector.cli._gate import Connect, ServerQuery
-from collector.cli._unscored import Query, Seen, closest, run_filter
+from collector.cli._unscored import Query, Seen, closest, complete_runs, run_filter
 from collector.serve.server import PluginError, load_plugins
 from scoring import Spec, SpecError, load_specs
 from scoring.spec.files import spec_files
@@ -89,7 +89,7 @@ def unseen(query: Query, specs: Sequence[Spec]) -> Iterator[str]:
         f"SELECT tool_name FROM tool_requests) WHERE tool_name IS NOT NULL LIMIT {_TOOLS_LIMIT}"
     )
     tools = sorted(str(r[0]) for r in rows)
-    complete = int(query(f"SELECT count(*) FROM runs WHERE {run_filter(None, None)}")[0][0])
+    complete = int(query(f"SELECT count(*) FROM ({complete_runs(None, None)})")[0][0])
     if complete == 0:
         yield "the data holds no complete run: nothing to compare the specs with"
         return

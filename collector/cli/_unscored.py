@@ -23,7 +23,7 @@ from scoring.spec.specs import Spec
 
 Query = Callable[[str], Sequence[Sequence[Any]]]
 
-# `select`'s short names for the run's own fields (docs/scoring.md), as columns of the `runs` view.
+# `select`'s short names for the run's own fields (docs/scoring.md), as columns of `run_traces`.
 RUN_FIELDS = {
     "service.name": "service_name",
     "agent": "agent_name",
@@ -41,12 +41,22 @@ def literal(text: str) -> str:
 
 
 def run_filter(run: str | None, task: str | None) -> str:
+    """A condition on `run_traces` rows: complete traces of the runs asked about. (The distinct values
+    of complete traces are those of complete runs, but for a run re-opened by a late span in one of its
+    traces; reading `run_traces` rather than the `runs` view, which folds every run, is ~10x faster.)"""
     clauses = ["status = 'complete'"]
     if run is not None:
         clauses.append(f"run_id = {literal(run)}")
     if task is not None:
         clauses.append(f"task_id = {literal(task)}")
     return " AND ".join(clauses)
+
+
+def complete_runs(run: str | None, task: str | None) -> str:
+    """The ids of the complete runs asked about, as scoring takes them (every trace complete)."""
+    clauses = [c for c in run_filter(run, task).split(" AND ") if not c.startswith("status")]
+    where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
+    return f"SELECT run_id FROM run_traces {where}GROUP BY run_id HAVING bool_and(status = 'complete')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +82,8 @@ def window(query: Query, *, run: str | None, task: str | None) -> Window:
     floor = "coalesce((SELECT max(value) FROM tracescore_state WHERE key = 'replay_floor_seq'), 0)"
     row = query(
         "SELECT "
-        f"(SELECT count(*) FROM runs WHERE {run_filter(run, task)}), "
-        "(SELECT count(*) FROM runs WHERE status = 'complete'), "
+        f"(SELECT count(*) FROM ({complete_runs(run, task)})), "
+        f"(SELECT count(*) FROM ({complete_runs(None, None)})), "
         f"(SELECT count(DISTINCT s.trace_id) FROM spans s WHERE s.ingest_seq >= {floor} AND NOT EXISTS "
         "(SELECT 1 FROM run_traces r WHERE r.trace_id = s.trace_id AND r.status = 'complete')), "
         "(SELECT epoch_ms(max(received_at)) FROM spans)"
@@ -87,12 +97,12 @@ def _seen_values(query: Query, key: str, where: str) -> list[Any]:
     values: list[Any] = []
     column = RUN_FIELDS.get(key)
     if column is not None:
-        rows = query(f"SELECT DISTINCT {column}::VARCHAR FROM runs WHERE {where} LIMIT {_SEEN_LIMIT}")
+        rows = query(f"SELECT DISTINCT {column}::VARCHAR FROM run_traces WHERE {where} LIMIT {_SEEN_LIMIT}")
         values.extend(r[0] for r in rows if r[0] is not None)
     if '"' not in key and "\\" not in key:  # a JSON path cannot quote these; no run could be told apart
         path = literal(f'$."{key}"')
         rows = query(
-            f"SELECT DISTINCT json_extract(attributes, {path})::VARCHAR FROM runs WHERE {where} "
+            f"SELECT DISTINCT json_extract(attributes, {path})::VARCHAR FROM run_traces WHERE {where} "
             f"LIMIT {_SEEN_LIMIT}"
         )
         for (text,) in rows:
@@ -105,7 +115,7 @@ def _seen_values(query: Query, key: str, where: str) -> list[Any]:
 
 def _attribute_keys(query: Query, where: str) -> list[str]:
     rows = query(
-        f"SELECT DISTINCT unnest(json_keys(attributes)) FROM runs WHERE {where} AND "
+        f"SELECT DISTINCT unnest(json_keys(attributes)) FROM run_traces WHERE {where} AND "
         f"json_type(attributes) = 'OBJECT' LIMIT {_SEEN_LIMIT}"
     )
     return sorted(str(r[0]) for r in rows)
@@ -190,7 +200,9 @@ def unmatched(query: Query, specs: Sequence[Spec], where: str, complete: int) ->
 def _filter_miss(query: Query, run: str | None, task: str | None, anywhere: int) -> str:
     every = run_filter(None, None)
     if task is not None:
-        tasks = [r[0] for r in query(f"SELECT DISTINCT task_id FROM runs WHERE {every} LIMIT {_SEEN_LIMIT}")]
+        tasks = [
+            r[0] for r in query(f"SELECT DISTINCT task_id FROM run_traces WHERE {every} LIMIT {_SEEN_LIMIT}")
+        ]
         named = [t for t in tasks if t is not None]
         if task not in named:
             hint = closest(task, named)
