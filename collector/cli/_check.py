@@ -68,7 +68,7 @@ def validate(paths: Sequence[Path], plugins: Sequence[str] = ()) -> tuple[list[C
     try:
         return lines, load_specs(list(paths))  # what only the whole set shows: a name used twice
     except (SpecError, OSError) as exc:
-        return [*lines, Checked("fail", "specs", str(exc))], []
+        return [*lines, Checked("fail", ", ".join(str(p) for p in paths), str(exc))], []
 
 
 def _tools_named(spec: Spec) -> set[str]:

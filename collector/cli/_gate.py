@@ -20,7 +20,9 @@ from typing import Any
 import duckdb
 
 from collector.cli import _client as client
+from collector.cli._client import ServerError
 from collector.cli._unscored import Query, Where, explain, window
+from collector.clickhouse.connection import ClickHouseError
 from collector.serve.settings import SettingError
 from collector.store.database import DatabaseError
 from scoring import Spec
@@ -96,6 +98,14 @@ def reason(args: argparse.Namespace, specs: Sequence[Spec], connect_file: Connec
         return explain(query, specs, run=run, task=task, where=Where(False))
     finally:
         connection.close()
+
+
+def explained(args: argparse.Namespace, specs: Sequence[Spec], explain_from: Explain) -> str:
+    """Why nothing was scored; the gate fails closed even when the asking fails (an older server)."""
+    try:
+        return explain_from(args, specs)
+    except (ServerError, DatabaseError, ClickHouseError, duckdb.Error) as exc:
+        return f"no verdict came back (and asking the store why failed: {exc})"
 
 
 def nothing_scored(args: argparse.Namespace, why: str) -> int:

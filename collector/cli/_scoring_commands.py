@@ -137,7 +137,7 @@ def run_score(
     gate.wait_for_runs(args)
     verdicts = (score_from or _score)(args, specs)
     # Nothing scored fails closed (exit 3), saying why, unless --allow-empty (collector/cli/_gate.py).
-    empty = None if verdicts else (explain_from or _explain)(args, specs)
+    empty = None if verdicts else gate.explained(args, specs, explain_from or _explain)
     if args.format == "json":
         write_verdicts_json(verdicts, sys.stdout)
     elif args.format == "junit":
@@ -220,7 +220,7 @@ def run_report(
         report, source = (report_from or _report)(args, specs, include)
     except ReportError as exc:
         raise UserError(str(exc)) from exc
-    empty = None if report.tasks else (explain_from or _explain)(args, specs)
+    empty = None if report.tasks else gate.explained(args, specs, explain_from or _explain)
     if args.format == "html":
         text = report_html(report, source=source)
     elif args.format == "json":

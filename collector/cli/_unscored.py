@@ -193,6 +193,13 @@ def unmatched(query: Query, specs: Sequence[Spec], where: str, complete: int) ->
     problems = [_spec_problem(seen, spec) for spec in selecting[:_SPECS_NAMED]]
     if len(selecting) > _SPECS_NAMED:
         problems.append(f"and {len(selecting) - _SPECS_NAMED} more spec(s)")
+    conversations = [s.name for s in specs if s.turns is not None]
+    if conversations:  # judged on whole conversations, once their last turn is complete
+        names = ", ".join(repr(name) for name in conversations[:_SPECS_NAMED])
+        problems.append(
+            f"{names} judge{'s' if len(conversations) == 1 else ''} conversations (turns), and no "
+            "complete conversation was picked (--run scores no conversation)"
+        )
     head = f"no spec's select matched any of the {complete} complete run(s)"
     return head + (": " + "; ".join(problems) if problems else "")
 
@@ -224,7 +231,11 @@ def explain(query: Query, specs: Sequence[Spec], *, run: str | None, task: str |
     """One line: why no verdict came from scoring `specs` over the stored runs."""
     seen = window(query, run=run, task=task)
     if seen.complete > 0:
-        return unmatched(query, specs, run_filter(run, task), seen.complete)
+        found = unmatched(query, specs, run_filter(run, task), seen.complete)
+        if seen.pending_traces:  # the runs meant may be among them
+            hint = ": --wait SECONDS" if where.served and where.waited_s is None else ""
+            found += f" ({seen.pending_traces} more trace(s) received, not complete yet{hint})"
+        return found
     if seen.pending_traces > 0:
         return _pending(seen, where)
     if seen.complete_anywhere > 0:
