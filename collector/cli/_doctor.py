@@ -16,9 +16,10 @@ from pathlib import Path
 import duckdb
 
 from collector.cli._check import validate
+from collector.cli._client import ServerError, discover, get
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
-from collector.store.database import explain_open_error, wal_files
+from collector.store.database import DatabaseError, explain_open_error, wal_files
 
 _MIN_FREE_BYTES = 1 << 30
 
@@ -131,17 +132,40 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
 
 
 def _specs(settings: ServeSettings) -> list[Finding]:
-    """The spec files validated exactly as serve loads them (collector/cli/_check.py), after its plugins."""
-    if not settings.specs:
+    """The spec files validated exactly as serve loads them (collector/cli/_check.py), after its plugins,
+    and whether the serve holding the database failed to reload its own."""
+    findings = []
+    if settings.specs:
+        checked, _ = validate(settings.specs, settings.plugins)
+        findings = [
+            Finding(
+                "ok" if line.status == "ok" else "fail",
+                f"specs {line.subject}",
+                line.detail if line.status == "ok" else f"serve would refuse it: {line.detail}",
+            )
+            for line in checked
+        ]
+    return findings + _served_specs(settings.db)
+
+
+def _served_specs(db: Path) -> list[Finding]:
+    """A running serve's own word on its specs: a reload that failed keeps the last good ones running."""
+    server = discover(db, None)
+    if server is None:
         return []
-    checked, _ = validate(settings.specs, settings.plugins)
+    try:
+        answer = get(server, "/api/v1/specs")
+    except (ServerError, DatabaseError):
+        return []
+    error = answer.get("reload_error") if isinstance(answer, dict) else None
+    if not error:
+        return []
     return [
         Finding(
-            "ok" if line.status == "ok" else "fail",
-            f"specs {line.subject}",
-            line.detail if line.status == "ok" else f"serve would refuse it: {line.detail}",
+            "warn",
+            f"specs of the serve at {server}",
+            f"its last reload failed ({error}); it keeps scoring with the specs it loaded before",
         )
-        for line in checked
     ]
 
 

@@ -5,8 +5,11 @@ running server or the file), `check` names what the specs expect that the data n
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -103,3 +106,31 @@ def test_check_with_data_names_an_unseen_tool_and_a_select_typo(server: ServePro
         assert tracescore("check", str(unseen), "--db", str(server.db), "--strict").returncode == 1
         clean = tracescore("check", str(good), "--db", str(server.db), "--strict")
         assert clean.returncode == 0 and "warn" not in clean.stdout, clean
+
+
+def test_doctor_says_when_the_running_server_failed_to_reload_its_specs(tmp_path: Path) -> None:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    (folder / "dispatch.yaml").write_text(GOOD)
+    server = ServeProcess(db=tmp_path / "live.duckdb", extra_args=("--specs", str(folder))).start()
+    try:
+        (folder / "dispatch.yaml").write_text(BROKEN["typo.yaml"])  # the live server fails to reload it
+        deadline = time.monotonic() + 30
+        while not _reload_error(server):
+            assert time.monotonic() < deadline, "the server never tried to reload"
+            time.sleep(0.2)
+        ports = ("--grpc", server.grpc_endpoint, "--http", f"127.0.0.1:{server.http_port}")
+        doctor = tracescore("doctor", "--db", str(server.db), *ports)
+        assert doctor.returncode == 0, doctor.stdout  # a warning: the server runs on its last good specs
+        served = f"WARN  specs of the serve at http://127.0.0.1:{server.http_port}: its last reload failed ("
+        assert served in doctor.stdout, doctor.stdout
+        with_specs = tracescore("doctor", "--db", str(server.db), *ports, "--specs", str(folder))
+        assert with_specs.returncode == 2 and "FAIL  specs" in with_specs.stdout, with_specs.stdout
+    finally:
+        server.kill()
+
+
+def _reload_error(server: ServeProcess) -> str | None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/api/v1/specs", timeout=5) as response:
+        error: str | None = json.loads(response.read())["reload_error"]
+    return error
