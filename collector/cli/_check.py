@@ -15,7 +15,6 @@ scored nothing). A warning does not change the exit code unless `--strict` (then
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -96,9 +95,7 @@ def unseen(query: Query, specs: Sequence[Spec]) -> Iterator[str]:
     seen = Seen(query, run_filter(None, None))
     for spec in specs:
         for tool in sorted(_tools_named(spec) - set(tools)):
-            near = difflib.get_close_matches(tool, tools, n=1, cutoff=0.6)
             hint = closest(tool, tools) if tools else "no tool was ever seen"
-            hint = f"closest seen: {near[0]!r}" if near else hint
             yield f"spec {spec.name!r}: tool {tool!r} never ran nor was requested in the data ({hint})"
         for problem in seen.select_problems(spec.select):
             yield f"spec {spec.name!r}: {problem}"
