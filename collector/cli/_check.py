@@ -88,11 +88,11 @@ def unseen(query: Query, specs: Sequence[Spec]) -> Iterator[str]:
         f"SELECT tool_name FROM tool_requests) WHERE tool_name IS NOT NULL LIMIT {_TOOLS_LIMIT}"
     )
     tools = sorted(str(r[0]) for r in rows)
-    complete = int(query(f"SELECT count(*) FROM ({complete_runs(None, None)})")[0][0])
+    complete = int(query(f"SELECT count(*) FROM ({complete_runs()})")[0][0])
     if complete == 0:
         yield "the data holds no complete run: nothing to compare the specs with"
         return
-    seen = Seen(query, run_filter(None, None))
+    seen = Seen(query, run_filter())
     for spec in specs:
         for tool in sorted(_tools_named(spec) - set(tools)):
             hint = closest(tool, tools) if tools else "no tool was ever seen"

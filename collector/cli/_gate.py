@@ -21,7 +21,7 @@ import duckdb
 
 from collector.cli import _client as client
 from collector.cli._client import ServerError
-from collector.cli._unscored import Query, Where, explain, window
+from collector.cli._unscored import Query, Scope, Where, explain, window
 from collector.clickhouse.connection import ClickHouseError
 from collector.serve.settings import SettingError
 from collector.store.database import DatabaseError
@@ -45,8 +45,11 @@ class ServerQuery:
         return rows
 
 
-def _filters(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    return getattr(args, "run", None), getattr(args, "task", None)
+def scope(args: argparse.Namespace) -> Scope:
+    """The runs the command names: --run, --task, and --since/--until/--where where it has them."""
+    since, until = getattr(args, "since", None), getattr(args, "until", None)
+    where = tuple(getattr(args, "where", None) or ())
+    return Scope(getattr(args, "run", None), getattr(args, "task", None), since, until, where)
 
 
 def wait_for_runs(args: argparse.Namespace) -> None:
@@ -64,10 +67,10 @@ def wait_for_runs(args: argparse.Namespace) -> None:
     if server is None:  # no server: nothing completes runs while we wait
         return
     query = ServerQuery(server)
-    run, task = _filters(args)
+    asked = scope(args)
     deadline = time.monotonic() + seconds
     while True:
-        seen = window(query, run=run, task=task)
+        seen = window(query, asked)
         if seen.ready:
             return
         if time.monotonic() >= deadline:
@@ -87,15 +90,15 @@ Explain = Callable[[argparse.Namespace, Sequence[Spec]], str]
 
 def reason(args: argparse.Namespace, specs: Sequence[Spec], connect_file: Connect) -> str:
     """Why nothing was scored, asked of the server holding the file, or of the file."""
-    run, task = _filters(args)
+    asked = scope(args)
     server = client.discover(args.db, args.server)
     if server is not None:
         waited = getattr(args, "wait", None)
-        return explain(ServerQuery(server), specs, run=run, task=task, where=Where(True, waited))
+        return explain(ServerQuery(server), specs, asked, Where(True, waited))
     connection = connect_file(args.db)
     try:
         query: Query = lambda sql: connection.execute(sql).fetchall()  # noqa: E731
-        return explain(query, specs, run=run, task=task, where=Where(False))
+        return explain(query, specs, asked, Where(False))
     finally:
         connection.close()
 

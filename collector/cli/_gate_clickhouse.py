@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from collector.cli._unscored import Query, Where, explain
+from collector.cli._unscored import Query, Scope, Where, explain
 from collector.clickhouse.connection import connect
 from collector.clickhouse.scorer import Scratch, chosen_traces, load_spans, read_spans, require_table
 from collector.clickhouse.selection import Selection
@@ -31,7 +31,9 @@ def clickhouse_reason(
         try:
             load_spans(scratch.connection, read_spans(connection, chosen, first))
             query: Query = lambda sql: scratch.connection.execute(sql).fetchall()  # noqa: E731
-            found = explain(query, specs, run=None, task=task, where=Where(True))
+            # ClickHouse chose the window's traces (--since/--until by their first span): not again here.
+            asked = Scope(task=task, where=tuple(getattr(args, "where", None) or ()))
+            found = explain(query, specs, asked, Where(True))
         finally:
             scratch.close()
         return f"{found} (read from the first {len(first)} trace(s) of the window)"

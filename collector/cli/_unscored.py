@@ -15,6 +15,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from scoring.evidence.runs import Run
@@ -40,23 +41,69 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def run_filter(run: str | None, task: str | None) -> str:
-    """A condition on `run_traces` rows: complete traces of the runs asked about. (The distinct values
-    of complete traces are those of complete runs, but for a run re-opened by a late span in one of its
-    traces; reading `run_traces` rather than the `runs` view, which folds every run, is ~10x faster.)"""
-    clauses = ["status = 'complete'"]
-    if run is not None:
-        clauses.append(f"run_id = {literal(run)}")
-    if task is not None:
-        clauses.append(f"task_id = {literal(task)}")
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The runs a command asked about: `--run`, `--task`, and the window (`--since`, `--until`: a run's
+    start, its earliest span; `--where KEY=VALUE`: a `select` written on the command line)."""
+
+    run: str | None = None
+    task: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    where: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def where_select(self) -> dict[str, Any]:
+        grouped: dict[str, list[str]] = {}
+        for key, value in self.where:
+            grouped.setdefault(key, []).append(value)
+        return {key: values[0] if len(values) == 1 else values for key, values in grouped.items()}
+
+    @property
+    def timed(self) -> bool:
+        return self.since is not None or self.until is not None
+
+    def untimed(self) -> Scope:
+        return Scope(self.run, self.task)
+
+
+def _timestamp(moment: datetime) -> str:
+    return f"TIMESTAMP {literal(moment.isoformat(sep=' '))}"
+
+
+def run_filter(scope: Scope = Scope()) -> str:
+    """A condition on `run_traces` rows: complete traces of the runs asked about (the time window on each
+    trace's own start). The distinct values of complete traces are those of complete runs, but for a run
+    re-opened by a late span in one of its traces; reading `run_traces` rather than the `runs` view,
+    which folds every run, is ~10x faster."""
+    clauses = ["status = 'complete'", *_identity(scope)]
+    if scope.since is not None:
+        clauses.append(f"start_time >= {_timestamp(scope.since)}")
+    if scope.until is not None:
+        clauses.append(f"start_time < {_timestamp(scope.until)}")
     return " AND ".join(clauses)
 
 
-def complete_runs(run: str | None, task: str | None) -> str:
-    """The ids of the complete runs asked about, as scoring takes them (every trace complete)."""
-    clauses = [c for c in run_filter(run, task).split(" AND ") if not c.startswith("status")]
+def _identity(scope: Scope) -> list[str]:
+    clauses = []
+    if scope.run is not None:
+        clauses.append(f"run_id = {literal(scope.run)}")
+    if scope.task is not None:
+        clauses.append(f"task_id = {literal(scope.task)}")
+    return clauses
+
+
+def complete_runs(scope: Scope = Scope()) -> str:
+    """The ids of the complete runs asked about, as scoring takes them (every trace complete; a run's
+    start is its earliest span's)."""
+    clauses = _identity(scope)
     where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
-    return f"SELECT run_id FROM run_traces {where}GROUP BY run_id HAVING bool_and(status = 'complete')"
+    having = ["bool_and(status = 'complete')"]
+    if scope.since is not None:
+        having.append(f"min(start_time) >= {_timestamp(scope.since)}")
+    if scope.until is not None:
+        having.append(f"min(start_time) < {_timestamp(scope.until)}")
+    return f"SELECT run_id FROM run_traces {where}GROUP BY run_id HAVING {' AND '.join(having)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +122,15 @@ class Window:
         return self.pending_traces == 0
 
 
-def window(query: Query, *, run: str | None, task: str | None) -> Window:
+def window(query: Query, scope: Scope) -> Window:
     # A trace is pending while none of its runs is stored complete (every trace gets a run when it
     # completes). Spans below the writer's replay floor all belong to completed traces: only the spans
     # above it are looked at, which DuckDB prunes by row group.
     floor = "coalesce((SELECT max(value) FROM tracescore_state WHERE key = 'replay_floor_seq'), 0)"
     row = query(
         "SELECT "
-        f"(SELECT count(*) FROM ({complete_runs(run, task)})), "
-        f"(SELECT count(*) FROM ({complete_runs(None, None)})), "
+        f"(SELECT count(*) FROM ({complete_runs(scope)})), "
+        f"(SELECT count(*) FROM ({complete_runs()})), "
         f"(SELECT count(DISTINCT s.trace_id) FROM spans s WHERE s.ingest_seq >= {floor} AND NOT EXISTS "
         "(SELECT 1 FROM run_traces r WHERE r.trace_id = s.trace_id AND r.status = 'complete')), "
         "(SELECT epoch_ms(max(received_at)) FROM spans)"
@@ -204,19 +251,30 @@ def unmatched(query: Query, specs: Sequence[Spec], where: str, complete: int) ->
     return head + (": " + "; ".join(problems) if problems else "")
 
 
-def _filter_miss(query: Query, run: str | None, task: str | None, anywhere: int) -> str:
-    every = run_filter(None, None)
-    if task is not None:
-        tasks = [
-            r[0] for r in query(f"SELECT DISTINCT task_id FROM run_traces WHERE {every} LIMIT {_SEEN_LIMIT}")
-        ]
-        named = [t for t in tasks if t is not None]
-        if task not in named:
-            hint = closest(task, named)
-            return f"no complete run has --task {task!r} ({hint}) among {anywhere} complete run(s)"
-    if run is not None:
-        return f"no complete run has --run {run!r}" + (f" and --task {task!r}" if task else "")
-    return f"no complete run has --task {task!r}"
+def _filter_miss(query: Query, scope: Scope, anywhere: int) -> str:
+    """Complete runs exist, but none that --run, --task or the time window name."""
+    if scope.timed:
+        outside = window(query, scope.untimed()).complete
+        if outside:
+            rows = query(
+                f"SELECT min(start_time), max(start_time) FROM run_traces WHERE {run_filter(scope.untimed())}"
+            )
+            first, last = (str(v)[:19] for v in rows[0])
+            return (
+                f"no complete run started in the window (--since/--until); {outside} complete run(s) "
+                f"started outside it, from {first} to {last} (UTC)"
+            )
+    if scope.task is not None:
+        sql = f"SELECT DISTINCT task_id FROM run_traces WHERE {run_filter()} LIMIT {_SEEN_LIMIT}"
+        named = [r[0] for r in query(sql) if r[0] is not None]
+        if scope.task not in named:
+            hint = closest(scope.task, named)
+            return f"no complete run has --task {scope.task!r} ({hint}) among {anywhere} complete run(s)"
+    if scope.run is not None:
+        return f"no complete run has --run {scope.run!r}" + (
+            f" and --task {scope.task!r}" if scope.task else ""
+        )
+    return f"no complete run has --task {scope.task!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,11 +285,14 @@ class Where:
     waited_s: float | None = None
 
 
-def explain(query: Query, specs: Sequence[Spec], *, run: str | None, task: str | None, where: Where) -> str:
-    """One line: why no verdict came from scoring `specs` over the stored runs."""
-    seen = window(query, run=run, task=task)
+def explain(query: Query, specs: Sequence[Spec], scope: Scope, where: Where) -> str:
+    """One line: why no verdict came from scoring `specs` over the stored runs `scope` names."""
+    seen = window(query, scope)
     if seen.complete > 0:
-        found = unmatched(query, specs, run_filter(run, task), seen.complete)
+        chosen = run_filter(scope)
+        if scope.where and (problems := Seen(query, chosen).select_problems(scope.where_select)):
+            return f"no complete run matches --where: {'; '.join(problems)}"
+        found = unmatched(query, specs, chosen, seen.complete)
         if seen.pending_traces:  # the runs meant may be among them
             hint = ": --wait SECONDS" if where.served and where.waited_s is None else ""
             found += f" ({seen.pending_traces} more trace(s) received, not complete yet{hint})"
@@ -239,7 +300,7 @@ def explain(query: Query, specs: Sequence[Spec], *, run: str | None, task: str |
     if seen.pending_traces > 0:
         return _pending(seen, where)
     if seen.complete_anywhere > 0:
-        return _filter_miss(query, run, task, seen.complete_anywhere)
+        return _filter_miss(query, scope, seen.complete_anywhere)
     return "no runs in the window: nothing was received (is the agent's OTLP exporter pointed here?)"
 
 

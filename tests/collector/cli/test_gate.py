@@ -14,8 +14,10 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+import duckdb
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -23,6 +25,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from collector.cli import main
+from collector.cli._unscored import Scope, Where, explain
+from scoring import load_specs
 from tests._otel import provider
 from tests._server import ServeProcess
 
@@ -145,6 +149,20 @@ def test_a_typo_in_a_select_value_names_the_closest_value_seen(server: ServeProc
         report = tracescore("report", "--db", str(server.db), "--spec", typo)
         assert report.returncode == NOTHING_SCORED and "closest seen: 'same-day-dispatch'" in report.stderr
         assert tracescore("score", "--db", str(server.db), "--spec", typo, "--allow-empty").returncode == 0
+    # The window flags (--since, --until, --where) are said the same way, asked of the file just served.
+    with duckdb.connect(str(server.db), read_only=True) as connection:
+
+        def query(sql: str) -> list[tuple[object, ...]]:
+            return connection.execute(sql).fetchall()
+
+        good = load_specs([Path(spec(tmp_path, GOOD, "good.yaml"))])
+        later = explain(query, good, Scope(since=datetime(2100, 1, 1)), Where(False))
+        assert later.startswith("no complete run started in the window (--since/--until); 2 complete run(s)")
+        other = explain(query, good, Scope(where=(("task", "same-day-dispach"),)), Where(False))
+        assert other == (
+            "no complete run matches --where: task: 'same-day-dispach' is on no run "
+            "(closest seen: 'same-day-dispatch')"
+        )
 
 
 def test_a_wrong_select_key_is_named_unknown(server: ServeProcess, tmp_path: Path) -> None:
