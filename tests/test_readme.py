@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +45,8 @@ NOT_RUN = {
 TOUR = "A five-minute tour with a real framework (pydantic-ai)"
 NEXT_TO_AGENT = "Running it next to your agent"
 SCORING = "Scoring"
-RUN_SECTIONS = (TOUR, NEXT_TO_AGENT, SCORING)
+CI = "A CI gate that fails closed"
+RUN_SECTIONS = (TOUR, NEXT_TO_AGENT, SCORING, CI)
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ def test_every_readme_command_is_run_or_excused() -> None:
     for block in blocks:
         for command in block.commands:
             if block.section in RUN_SECTIONS:
-                expected = TOUR_EXPECTED if block.section == TOUR else SCORING_EXPECTED
+                expected = {TOUR: TOUR_EXPECTED, CI: CI_EXPECTED}.get(block.section, SCORING_EXPECTED)
                 if block.section == NEXT_TO_AGENT:
                     assert ".venv/bin/tracescore serve" in command, command  # the server of the scoring run
                     continue
@@ -332,3 +334,50 @@ def test_serving_next_to_an_agent_and_scoring_run_as_printed(clone: Clone) -> No
     assert len(before) == 3 and {v["task"] for v in before} == {"same-day-dispatch"}
     assert all(v["label"] == "fail" and "quote_shipping" in v["reason"] for v in before), before
     assert (clone.directory / "report.html").read_text().startswith("<!doctype html>")
+
+
+# --- a CI gate that fails closed ------------------------------------------------------------------------
+
+# The tour's agent fails the Scoring spec by design (it never calls quote_shipping): exit 1 with it, and
+# exit 3 (nothing scored) when the job's agent sent nothing.
+CI_EXPECTED = {
+    "tracescore check specs/": (0, "ok"),
+    "tracescore serve": (0, ""),
+    "python agent.py": (0, "15:00"),
+    "tracescore score": (1, ""),
+    "kill %1": (0, ""),
+}
+
+
+@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="the README's commands are bash commands")
+@pytest.mark.parametrize("agent_ran", [True, False], ids=["with-the-agent", "empty-window"])
+def test_the_ci_gate_runs_as_printed_and_fails_on_an_empty_window(clone: Clone, agent_ran: bool) -> None:
+    shell = Shell(clone.directory, clone.env)
+    results = []
+    try:
+        for command in _section_commands(CI):
+            if "agent.py" in command and not agent_ran:
+                continue  # a job whose agent exported nowhere
+            result = shell.run(command)
+            results.append(result)
+            code, needle = _expected(CI_EXPECTED, command)
+            if "tracescore score" in command and not agent_ran:
+                code = 3
+            assert result.code == code, str(result)
+            assert needle in result.out, str(result)
+            if _bare(command).endswith("&"):
+                log = result.err_path
+                _wait_for("tracescore serving", lambda: "tracescore serving" in log.read_text(), 60)  # noqa: B023
+    finally:
+        shell_code = shell.close()
+    assert shell_code == 0
+    score = next(r for r in results if "tracescore score" in r.command)
+    junit = ET.parse(clone.directory / "tracescore.xml").getroot()
+    cases = list(junit.iter("testcase"))
+    if agent_ran:
+        assert len(cases) == 1 and cases[0].get("classname") == "same-day-dispatch/same-day-dispatch"
+        failure = cases[0].find("failure")
+        assert failure is not None and "quote_shipping" in (failure.get("message") or ""), score
+    else:
+        assert "tracescore: nothing scored: no runs in the window" in score.err, score
+        assert [c.get("name") for c in cases] == ["nothing scored"], score

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from collector.cli import _scoring_commands as commands
+from collector.cli._gate_clickhouse import clickhouse_reason
 from collector.cli._scoring_commands import UserError
 from collector.clickhouse.connection import Connection, connect
 from collector.clickhouse.scorer import Scratch, follow, load_window, score_window
@@ -80,12 +81,16 @@ def run_score(args: argparse.Namespace) -> int:
         if not args.clickhouse:
             raise UserError("--follow reads from ClickHouse: add --clickhouse URL")
         return run_follow(args, load_specs(args.spec))
-    return commands.run_score(args, score if args.clickhouse else None)
+    if not args.clickhouse:
+        return commands.run_score(args)
+    return commands.run_score(args, score, lambda a, s: clickhouse_reason(a, s, selection(a)))
 
 
 def run_report(args: argparse.Namespace) -> int:
     check_flags(args)
-    return commands.run_report(args, report if args.clickhouse else None)
+    if not args.clickhouse:
+        return commands.run_report(args)
+    return commands.run_report(args, report, lambda a, s: clickhouse_reason(a, s, selection(a), task=a.task))
 
 
 def where_window(args: argparse.Namespace) -> RunWindow | None:

@@ -1,6 +1,7 @@
 """`tracescore doctor`: check what `serve` needs and say what to fix, before it bites.
 
-Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed.
+Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed, 2 if
+a spec file failed (what `serve` would exit with on it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import duckdb
 
+from collector.cli._check import validate
+from collector.cli._client import ServerError, discover, get
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.acknowledged import RecordDamaged, shortfall, verify
@@ -162,19 +165,53 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
     findings.append(_disk(settings.db, settings.disk_reserve))
     if settings.export_dir is not None:
         findings.append(_export_dir(settings.export_dir))
-    for path in settings.specs:
-        findings.append(
-            Finding(
-                "ok" if path.exists() else "fail",
-                f"specs {path}",
-                "found" if path.exists() else "no such file or directory",
-            )
-        )
+    findings.extend(_specs(settings))
     return findings
 
 
+def _specs(settings: ServeSettings) -> list[Finding]:
+    """The spec files validated exactly as serve loads them (collector/cli/_check.py), after its plugins,
+    and whether the serve holding the database failed to reload its own."""
+    findings = []
+    if settings.specs:
+        checked, _ = validate(settings.specs, settings.plugins)
+        findings = [
+            Finding(
+                "ok" if line.status == "ok" else "fail",
+                f"specs {line.subject}",
+                line.detail if line.status == "ok" else f"serve would refuse it: {line.detail}",
+            )
+            for line in checked
+        ]
+    return findings + _served_specs(settings.db)
+
+
+def _served_specs(db: Path) -> list[Finding]:
+    """A running serve's own word on its specs: a reload that failed keeps the last good ones running."""
+    server = discover(db, None)
+    if server is None:
+        return []
+    try:
+        answer = get(server, "/api/v1/specs")
+    except (ServerError, DatabaseError):
+        return []
+    error = answer.get("reload_error") if isinstance(answer, dict) else None
+    if not error:
+        return []
+    return [
+        Finding(
+            "warn",
+            f"specs of the serve at {server}",
+            f"its last reload failed ({error}); it keeps scoring with the specs it loaded before",
+        )
+    ]
+
+
 def run_doctor(settings: ServeSettings) -> int:
+    """0 all well, 1 something would stop serve, 2 a spec serve would refuse (the code serve exits with)."""
     findings = diagnose(settings)
     for finding in findings:
         print(f"{finding.status.upper():<4}  {finding.check}: {finding.advice}")
+    if any(f.status == "fail" and f.check.startswith("specs ") for f in findings):
+        return 2
     return 1 if any(f.status == "fail" for f in findings) else 0

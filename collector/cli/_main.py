@@ -107,7 +107,14 @@ def _run_doctor(args: argparse.Namespace) -> int:
     return run_doctor(resolve_serve_settings(flags, config=args.config))
 
 
+def _run_check(args: argparse.Namespace) -> int:
+    from collector.cli._check import run_check
+
+    return run_check(args, lambda path: commands._connect(path, write=False))
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "check": _run_check,
     "doctor": _run_doctor,
     "export": _run_export,
     "demo": _run_demo,

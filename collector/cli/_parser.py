@@ -9,6 +9,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from collector.cli import _parser_ci as ci
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.cli._parser_compare import compare_parser, diff_parser
 from collector.cli._parser_selection import selection_arguments
@@ -235,7 +236,7 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
 def _score_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "score",
-        help="score complete runs against specs; exit 0 all passed, 1 any failed, 2 usage or spec error",
+        help=f"score complete runs against specs; {ci.EXIT_CODES}",
     )
     _data_arguments(p)
     p.add_argument(
@@ -247,14 +248,15 @@ def _score_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--run", help="score only this run id")
     p.add_argument("--task", help="score only the runs of this task id")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=ci.SCORE_FORMATS, default="table", help=ci.SCORE_FORMAT_HELP)
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
     selection_arguments(p)
+    ci.gate_arguments(p)
     clickhouse_arguments(p, score=True)
 
 
 def _report_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("report", help="per-task pass rates, pass@k and pass^k over the rollouts of each task")
+    p = sub.add_parser("report", help=ci.REPORT_HELP)
     _data_arguments(p)
     p.add_argument(
         "--spec", type=Path, action="append", required=True, help="spec file or directory; repeatable"
@@ -282,6 +284,7 @@ def _report_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
     selection_arguments(p)
+    ci.gate_arguments(p)
     clickhouse_arguments(p, score=False)
 
 
@@ -388,6 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
         _watch_parser,
         _export_parser,
         _doctor_parser,
+        ci.check_parser,
     ):
         add(sub)
     return parser

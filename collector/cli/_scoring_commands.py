@@ -21,6 +21,9 @@ from typing import Any
 import duckdb
 
 from collector.cli import _client as client
+from collector.cli import _gate as gate
+from collector.cli._github import annotate
+from collector.cli._junit import write_junit
 from collector.cli._logging import Progress, status_line
 from collector.store.database import DatabaseError, explain_open_error
 from collector.store.sql import query_file, render_rows
@@ -148,13 +151,23 @@ ScoreSource = Callable[[argparse.Namespace, list[Spec]], Sequence[VerdictView]]
 ReportSource = Callable[[argparse.Namespace, list[Spec], tuple[str, ...]], tuple[Report, str]]
 
 
-def run_score(args: argparse.Namespace, score_from: ScoreSource | None = None) -> int:
+def run_score(
+    args: argparse.Namespace, score_from: ScoreSource | None = None, explain_from: gate.Explain | None = None
+) -> int:
     specs = load_specs(args.spec)  # a broken spec stops everything before any scoring
+    gate.wait_for_runs(args)
     verdicts = (score_from or _score)(args, specs)
+    # Nothing scored fails closed (exit 3), saying why, unless --allow-empty (collector/cli/_gate.py).
+    empty = None if verdicts else gate.explained(args, specs, explain_from or _explain)
     if args.format == "json":
         write_verdicts_json(verdicts, sys.stdout)
+    elif args.format == "junit":
+        write_junit(verdicts, sys.stdout, empty=empty, allowed=args.allow_empty)
     else:
         print(verdicts_text(verdicts))
+    annotate(verdicts, sys.stderr, empty=empty, allowed=args.allow_empty)
+    if empty is not None:
+        return gate.nothing_scored(args, empty)
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
@@ -175,6 +188,10 @@ def _require_windows(server: str) -> None:
             f"the tracescore server at {server} is older than --since, --until and --where and would "
             "score every run: upgrade it, or stop it and read the file"
         )
+
+
+def _explain(args: argparse.Namespace, specs: Sequence[Spec]) -> str:
+    return gate.reason(args, specs, lambda path: _connect(path, write=False))
 
 
 def _answer_list(answer: object) -> list[dict[str, Any]]:
@@ -232,7 +249,11 @@ def _write(path: Path, text: str) -> None:
         raise UserError(f"--output {path}: {exc.strerror}") from exc
 
 
-def run_report(args: argparse.Namespace, report_from: ReportSource | None = None) -> int:
+def run_report(
+    args: argparse.Namespace,
+    report_from: ReportSource | None = None,
+    explain_from: gate.Explain | None = None,
+) -> int:
     if args.k is not None and args.k < 1:
         raise UserError("--k must be 1 or more")
     try:
@@ -242,10 +263,12 @@ def run_report(args: argparse.Namespace, report_from: ReportSource | None = None
     except ReportError as exc:
         raise UserError(f"--include: {exc}") from exc
     specs = load_specs(args.spec)
+    gate.wait_for_runs(args)
     try:
         report, source = (report_from or _report)(args, specs, include)
     except ReportError as exc:
         raise UserError(str(exc)) from exc
+    empty = None if report.tasks else gate.explained(args, specs, explain_from or _explain)
     if args.format == "html":
         text = report_html(report, source=source)
     elif args.format == "json":
@@ -257,7 +280,7 @@ def run_report(args: argparse.Namespace, report_from: ReportSource | None = None
         print(f"tracescore: wrote {args.output} ({len(text.encode()) // 1024 + 1} KiB)", file=sys.stderr)
     else:
         print(text, end="" if text.endswith("\n") else "\n")
-    return EXIT_OK
+    return EXIT_OK if empty is None else gate.nothing_scored(args, empty)
 
 
 def run_sql(args: argparse.Namespace) -> int:

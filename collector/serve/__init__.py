@@ -12,7 +12,8 @@ gRPC `WatchVerdicts` stream) and exported as OTLP (`gen_ai.evaluation.result` ev
 spans and verdicts as Parquet files (docs/export.md).
 
 Public:
-- `server`: `serve`, `start`, `stop`, `Running`, `BindError`, `PluginError`.
+- `server`: `serve`, `start`, `stop`, `Running`, `BindError`, `PluginError`, `load_plugins` (as serve
+  imports `--plugin` modules: `check` and `doctor` load specs after them).
 - `settings`: `ServeSettings`, `SERVE_SETTINGS`, `resolve_serve_settings`, `Address`, `SettingError`.
 - `ports`: `bind_problem`, whether an address can be listened on (asked before the file opens).
 - `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.

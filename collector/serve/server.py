@@ -45,6 +45,7 @@ from collector.store.database import open_writer
 from collector.store.memory_settings import apply_memory_settings
 from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
+from scoring import ensure_verdict_schema
 
 log = logging.getLogger("tracescore.serve")
 
@@ -77,7 +78,7 @@ def api_file_for(db: Path) -> Path:
     return db.with_name(db.name + ".api.json")
 
 
-def _load_plugins(names: tuple[str, ...]) -> None:
+def load_plugins(names: tuple[str, ...]) -> None:
     for name in names:
         try:
             importlib.import_module(name)
@@ -103,7 +104,7 @@ async def start(settings: ServeSettings) -> Running:
     apply_memory_settings()  # before any thread of ours allocates and before workers are spawned
     gc.set_threshold(*GC_THRESHOLDS)
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    _load_plugins(settings.plugins)
+    load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
@@ -154,6 +155,8 @@ async def start(settings: ServeSettings) -> Running:
         if specs.paths or exporter
         else None
     )
+    if online is None:  # `score` through the API stores verdicts whether or not serve scores online
+        ensure_verdict_schema(connection)
     history = (
         HistoryExport(connection, settings.export_dir, settings.export_every, verdicts_lock)
         if settings.export_dir is not None

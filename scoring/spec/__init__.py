@@ -13,7 +13,7 @@ checks stage and its entry in docs/checks.md.
 
 Public:
 - `specs`: `Spec`, `SpecError`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
-- `files`: `load_specs`, `load_spec_file`: spec files and folders read and validated.
+- `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated.
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
 - `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).

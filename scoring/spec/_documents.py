@@ -89,4 +89,18 @@ def documents(path: Path) -> list[Any]:
         raise DocumentError(f"{path}: refused: {exc}") from exc
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
         kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
-        raise DocumentError(f"{path}: not valid {kind}: {exc}") from exc
+        raise DocumentError(f"{path}: not valid {kind}: {_one_line(exc)}") from exc
+
+
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _one_line(exc: BaseException) -> str:
+    """The parser's complaint on one line: PyYAML's own message spans several, quoting the source."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem and exc.problem_mark is not None:
+        text = f"{exc.problem} at {_at(exc.problem_mark)}"
+        if exc.context and exc.context_mark is not None:
+            text += f" ({exc.context} at {_at(exc.context_mark)})"
+        return text
+    return " ".join(str(exc).split())

@@ -79,20 +79,25 @@ def _spec_files(directory: Path) -> list[Path]:
     )
 
 
+def spec_files(path: Path) -> list[Path]:
+    """The spec files `path` names: itself, or every .yaml, .yml and .json file under a directory
+    (hidden ones left out, see `_spec_files`)."""
+    if path.is_dir():
+        files = _spec_files(path)
+        if not files:
+            raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
+        return files
+    if path.exists():
+        return [path]
+    raise SpecError(f"{path}: no such file or directory")
+
+
 def load_specs(paths: list[Path]) -> list[Spec]:
     """Every spec from these files and directories; any problem stops everything (nothing is scored)."""
     specs: list[Spec] = []
     origins: dict[str, list[Path]] = {}
     for path in paths:
-        if path.is_dir():
-            files = _spec_files(path)
-            if not files:
-                raise SpecError(f"{path}: directory holds no .yaml, .yml or .json spec file")
-        elif path.exists():
-            files = [path]
-        else:
-            raise SpecError(f"{path}: no such file or directory")
-        for file in files:
+        for file in spec_files(path):
             for spec in load_spec_file(file):
                 specs.append(spec)
                 origins.setdefault(spec.name, []).append(file)

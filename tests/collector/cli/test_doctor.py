@@ -26,7 +26,7 @@ def test_a_fresh_setup_is_ok_and_a_missing_spec_fails(tmp_path: Path) -> None:
     assert fresh.returncode == 0, fresh.stdout
     assert "does not exist yet; serve creates it" in fresh.stdout
     missing = _doctor("--db", str(tmp_path / "new.duckdb"), *ports, "--specs", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 1 and "FAIL  specs" in missing.stdout
+    assert missing.returncode == 2 and "FAIL  specs" in missing.stdout  # as serve exits on it
 
 
 def test_a_running_server_and_a_taken_port_are_told_apart(server: ServeProcess) -> None:
