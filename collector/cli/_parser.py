@@ -142,6 +142,22 @@ def _serve_parser(sub: Subparsers) -> None:
         help=f"back-off asked of clients on overload (default 1; {env['retry_after_seconds']})",
     )
     p.add_argument(
+        "--http-header-timeout-seconds",
+        dest="http_header_timeout_seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="close an OTLP/HTTP connection left this long without a complete request head "
+        f"(default 60; {env['http_header_timeout_seconds']})",
+    )
+    p.add_argument(
+        "--http-body-timeout-seconds",
+        dest="http_body_timeout_seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"answer 408 to an OTLP/HTTP body not received in this time (default 60; "
+        f"{env['http_body_timeout_seconds']})",
+    )
+    p.add_argument(
         "--decode-workers",
         dest="decode_workers",
         type=_workers,
