@@ -1,6 +1,10 @@
 """Every `tracescore` subcommand's arguments, declared once: docs/cli.md is generated from this parser
 (collector/cli/_reference.py), and the settings of `serve` come from collector/serve/settings.py, so a
-flag, its environment variable and its default never disagree."""
+flag, its environment variable and its default never disagree.
+
+Why this module is long: it is the one declaration of the flags of every subcommand, several lines a
+flag (name, type, help with its variable and default); `serve`'s alone are some forty. The ClickHouse
+flags, shared by three commands, are in collector/cli/_parser_clickhouse.py."""
 
 from __future__ import annotations
 

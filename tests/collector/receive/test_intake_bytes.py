@@ -120,12 +120,12 @@ def _big_spans(count: int, attribute_bytes: int, tag: str) -> list[ReadableSpan]
 def test_concurrent_bodies_are_admitted_by_bytes_under_a_budget(
     tmp_path: Path, started: list[ServeProcess]
 ) -> None:
-    # Ten exporters each send a ~20 MB request at once to a server with a 700 MB budget. Before, every
+    # Ten exporters each send a ~20 MB request at once to a server with an 800 MB budget. Before, every
     # body was read and decoded at once: the resident check (every 0.25 s) saw nothing until they were
     # all in memory. Now each request is counted at 8 times its announced size before its body is read,
     # and those that do not fit beside the others wait their turn (then are refused retryably, and the
     # exporter retries).
-    budget_mb = 700
+    budget_mb = 800
     server = ServeProcess(
         tmp_path / "bytes.duckdb",
         extra_args=("--memory-limit", f"{budget_mb}MB", "--decode-workers", "0", "--max-request-mib", "32"),
