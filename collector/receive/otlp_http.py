@@ -194,6 +194,8 @@ async def _receive(
     except _TooLarge:
         ingest.stats.requests_oversize += 1
         return _too_large(content_type, limit)
+    except ConnectionResetError:  # the client left in the middle of its body: nobody reads an answer
+        return _error(content_type, 400, 1, "the client closed the connection before its body arrived")
     except UndecodableRequest as exc:
         ingest.stats.requests_invalid += 1
         return _error(content_type, 400, 3, str(exc))

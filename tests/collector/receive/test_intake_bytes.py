@@ -8,13 +8,16 @@
 - `/readyz` answers 503 while the memory budget is spent (every request refused), 200 once it is not;
   a client that leaves in the middle of its body frees what it had sent.
 - Slow and idle OTLP/HTTP connections are closed after the header and body timeouts.
+- A request's bytes are counted before its body is read and given back whatever its answer.
 """
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests._otel import exporter, hex_span
-from tests._raw import EXPORT, get_json, post_http
+from tests._raw import EXPORT, get_json, post_http, request
 from tests._server import ServeProcess
 
 MB = 1000 * 1000
@@ -250,3 +253,60 @@ def test_idle_and_slow_connections_are_closed_after_the_timeouts(
         assert answer.startswith(b"HTTP/1.1 200") and 0.5 < took < 3, (answer[:100], took)
     # The server is as healthy as before.
     assert get_json(server.http_port, "/healthz")[0] == 200
+
+
+def _intake_bytes(server: ServeProcess) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("tracescore_intake_bytes "):
+                return float(line.split()[1])
+    raise AssertionError("no tracescore_intake_bytes in /metrics")
+
+
+def _raw_exchange(port: int, head: bytes, body: bytes, *, close_after_send: bool = False) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(head + body)
+        if close_after_send:
+            return b""
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := connection.recv(65536)):
+            answer += chunk
+        return answer
+
+
+def test_a_requests_bytes_are_counted_before_its_body_and_given_back_on_every_path(
+    tmp_path: Path, started: list[ServeProcess]
+) -> None:
+    server = ServeProcess(
+        tmp_path / "paths.duckdb",
+        extra_args=("--max-request-mib", "1", "--http-body-timeout-seconds", "1", "--decode-workers", "0"),
+    )
+    started.append(server.start())
+    _wait_ready(server)
+    port = server.http_port
+    head = b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-protobuf\r\n"
+    good, _ = request(["counted"])
+
+    # Counted from before the body is read: 8 times what it announces, while its body has not come.
+    with socket.create_connection(("127.0.0.1", port)) as stalled:
+        stalled.sendall(head + b"Content-Length: 100000\r\n\r\n" + b"\x0a" * 10)
+        deadline = time.monotonic() + 5
+        while _intake_bytes(server) != 800_000 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _intake_bytes(server) == 800_000
+        answer, _ = _closed_within(stalled, 5)  # the body timeout: 408
+        assert answer.startswith(b"HTTP/1.1 408")
+    assert post_http(port, good).code == "200"  # success
+    assert post_http(port, b"\xff" * 1000).code == "400"  # undecodable
+    chunked = head + b"Transfer-Encoding: chunked\r\n\r\n"
+    over = f"{2 * MIB:x}\r\n".encode() + b"\x0a" * (2 * MIB) + b"\r\n0\r\n\r\n"
+    assert _raw_exchange(port, chunked, over).startswith(b"HTTP/1.1 413")  # counted as read, then too large
+    bomb = gzip.compress(b"\x0a" * (4 * MIB))
+    gzipped = head + f"Content-Encoding: gzip\r\nContent-Length: {len(bomb)}\r\n\r\n".encode()
+    assert _raw_exchange(port, gzipped, bomb).startswith(b"HTTP/1.1 413")  # inflated past the limit
+    _raw_exchange(port, head + b"Content-Length: 500000\r\n\r\n", b"\x0a" * 1000, close_after_send=True)
+    assert _grpc_garbage(server.grpc_endpoint, b"\xff" * 1000) == grpc.StatusCode.INVALID_ARGUMENT
+    deadline = time.monotonic() + 5  # the client that left is noticed as its connection closes
+    while _intake_bytes(server) != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _intake_bytes(server) == 0
