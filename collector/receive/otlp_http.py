@@ -43,6 +43,10 @@ class _NoRoom(Exception):
     """A chunked or compressed body grew past what fits beside the other requests in flight."""
 
 
+class _SlowBody(Exception):
+    """The body did not arrive within the body timeout."""
+
+
 @dataclass(frozen=True, slots=True)
 class HttpTimeouts:
     """How long OTLP/HTTP waits on a client (as the OpenTelemetry Collector's `read_header_timeout`,
@@ -178,12 +182,15 @@ async def _receive(
 ) -> web.Response:
     retry_after = {"Retry-After": str(ingest.retry_after_s)}
     try:
-        async with asyncio.timeout(timeouts.body_s):
-            body = await _read_capped(request, limit, ingest, hold)
+        try:
+            async with asyncio.timeout(timeouts.body_s):
+                body = await _read_capped(request, limit, ingest, hold)
+        except TimeoutError:
+            raise _SlowBody from None
         if encoding == "gzip":
             body = _gunzip_capped(body, limit, ingest, hold)
         stored = await ingest.store(body, "protobuf" if content_type == PROTOBUF else "json")
-    except TimeoutError:
+    except _SlowBody:
         ingest.stats.requests_invalid += 1
         message = f"the request body did not arrive within {timeouts.body_s:g} s"
         return await _answer_and_close(request, _error(content_type, 408, 4, message))
