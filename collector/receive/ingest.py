@@ -5,10 +5,10 @@ It knows no sockets: receivers turn its answers into gRPC codes or HTTP statuses
 Over the watermark, or when the bytes it would hold do not fit beside those of the requests already in
 (collector/receive/intake.py), a request waits its turn, first come first served, before its body is
 read (HTTP) or decoded (gRPC), and is refused with a retryable answer only if its turn does not come
-in time. A
-plain refusal is unfair: the exporters just acknowledged refill the queue at once, so one that was
-refused is refused again on every retry until its SDK gives up (six attempts in opentelemetry-python)
-and drops the spans, although every answer was retryable (measured with bench/overload.py).
+in time. A plain refusal is unfair: the exporters just acknowledged refill the queue at once, so one
+that was refused is refused again on every retry until its SDK gives up (six attempts in
+opentelemetry-python) and drops the spans, although every answer was retryable (measured with
+bench/overload.py).
 """
 
 from __future__ import annotations
