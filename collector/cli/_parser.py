@@ -1,6 +1,10 @@
 """Every `tracescore` subcommand's arguments, declared once: docs/cli.md is generated from this parser
 (collector/cli/_reference.py), and the settings of `serve` come from collector/serve/settings.py, so a
-flag, its environment variable and its default never disagree."""
+flag, its environment variable and its default never disagree.
+
+Why this module is long: it is the one declaration of the flags of every subcommand, several lines a
+flag (name, type, help with its variable and default); `serve`'s alone are some forty. The ClickHouse
+flags, shared by three commands, are in collector/cli/_parser_clickhouse.py."""
 
 from __future__ import annotations
 
@@ -143,6 +147,22 @@ def _serve_parser(sub: Subparsers) -> None:
         dest="retry_after_seconds",
         type=int,
         help=f"back-off asked of clients on overload (default 1; {env['retry_after_seconds']})",
+    )
+    p.add_argument(
+        "--http-header-timeout-seconds",
+        dest="http_header_timeout_seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="close an OTLP/HTTP connection left this long without a complete request head "
+        f"(default 60; {env['http_header_timeout_seconds']})",
+    )
+    p.add_argument(
+        "--http-body-timeout-seconds",
+        dest="http_body_timeout_seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"answer 408 to an OTLP/HTTP body not received in this time (default 60; "
+        f"{env['http_body_timeout_seconds']})",
     )
     p.add_argument(
         "--decode-workers",

@@ -9,7 +9,9 @@ Hands on: a `PreparedRequest`: the spans as the writer takes them (`store.rows.P
 the counts a receiver answers with (received, rejected, partial-success message).
 
 Public:
-- `from_protobuf`: `decode_protobuf`; `from_json`: `decode_json`.
+- `from_protobuf`: `decode_protobuf`, `parse_request`; `from_json`: `decode_json`.
+- `nesting`: `MAX_VALUE_DEPTH`, `DroppedValues`, `strip_deep_values` (attributes nested too deeply
+  are dropped one by one, and a protobuf request past upb's parse limit is read without them).
 - `decoded`: `DecodedRequest`, `UndecodableRequest` (what both decoders return or raise).
 - `prepare`: `prepare_request`, `prepare_spans`, `PreparedRequest`, `Encoding`.
 - `pool`: `Preparer` (the worker pool), `auto_workers`.

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector.decode.decoded import UndecodableRequest, parent_or_root, span_problem
-from collector.decode.from_protobuf import attributes
+from collector.decode.decoded import parent_or_root, span_problem
+from collector.decode.from_protobuf import attributes, parse_request
+from collector.decode.nesting import DroppedValues
 from collector.model.jsontext import to_json
 from collector.store.rows import SPAN_SCHEMA
 
@@ -43,14 +42,12 @@ class ColumnarRequest:
     rows: pa.Table
     rejected: int = 0
     problems: dict[str, int] = field(default_factory=dict)
+    dropped_values: DroppedValues = field(default_factory=DroppedValues)
 
 
 def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> ColumnarRequest:
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, RecursionError) as exc:
-        raise UndecodableRequest(f"body is not a valid OTLP ExportTraceServiceRequest: {exc}") from exc
+    dropped = DroppedValues()
+    request = parse_request(body, dropped)  # raises UndecodableRequest
     columns: list[list[Any]] = [[] for _ in SPAN_SCHEMA]
     (
         trace_ids, span_ids, parents, names, kinds, starts, ends, durations, status_codes,
@@ -61,7 +58,7 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
     problems: dict[str, int] = {}
     rejected = 0
     for resource_spans in request.resource_spans:
-        resource_attrs = attributes(resource_spans.resource.attributes)
+        resource_attrs = attributes(resource_spans.resource.attributes, dropped)
         resource_json = to_json(resource_attrs)
         service = resource_attrs.get("service.name")
         service = service if isinstance(service, str) else None
@@ -81,7 +78,7 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
                     {
                         "trace_id": k.trace_id.hex(),
                         "span_id": k.span_id.hex(),
-                        "attributes": attributes(k.attributes),
+                        "attributes": attributes(k.attributes, dropped),
                     }
                     for k in pb_links
                     if len(k.trace_id) == 16 and len(k.span_id) == 8
@@ -101,7 +98,9 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
                 services.append(service)
                 scopes.append(scope)
                 scope_versions.append(scope_version)
-                span_attributes.append(to_json(attributes(pb.attributes)))
+                before = dropped.count
+                span_attributes.append(to_json(attributes(pb.attributes, dropped)))
+                own_dropped = dropped.count - before
                 resource_attributes.append(resource_json)
                 events_column.append(
                     to_json(
@@ -109,7 +108,7 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
                             {
                                 "name": e.name,
                                 "time_unix_nano": e.time_unix_nano,
-                                "attributes": attributes(e.attributes),
+                                "attributes": attributes(e.attributes, dropped),
                             }
                             for e in pb_events
                         ]
@@ -120,7 +119,7 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
                 links_column.append(to_json(links) if links else "[]")
                 trace_states.append(pb.trace_state or None)
                 flags.append(_u32(pb.flags))
-                dropped_attributes.append(_u32(pb.dropped_attributes_count))
+                dropped_attributes.append(_u32(pb.dropped_attributes_count + own_dropped))
                 dropped_events.append(_u32(pb.dropped_events_count))
                 dropped_links.append(_u32(pb.dropped_links_count + len(pb_links) - len(links)))
     count = len(trace_ids)
@@ -129,4 +128,4 @@ def decode_protobuf_columns(body: bytes, seq: int = 0, received_us: int = 0) -> 
         [pa.array(column, type=f.type) for column, f in zip(columns, SPAN_SCHEMA, strict=True)],
         schema=SPAN_SCHEMA,
     )
-    return ColumnarRequest(rows, rejected, problems)
+    return ColumnarRequest(rows, rejected, problems, dropped)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collector.decode.nesting import DroppedValues
 from collector.model.domain import Span
 
 
@@ -17,13 +18,19 @@ class DecodedRequest:
     rejected: int = 0
     # One line per distinct reason, with a count, for the partial_success error_message.
     problems: dict[str, int] = field(default_factory=dict)
+    # Attributes dropped for their depth, their spans kept (collector/decode/nesting.py).
+    dropped_values: DroppedValues = field(default_factory=DroppedValues)
 
     def reject(self, reason: str) -> None:
         self.rejected += 1
         self.problems[reason] = self.problems.get(reason, 0) + 1
 
     def error_message(self) -> str:
+        """The partial_success message: spans rejected, by reason, and attributes dropped (a warning
+        alone, when no span was rejected)."""
         parts = [f"{count} span(s): {reason}" for reason, count in self.problems.items()]
+        if self.dropped_values.count:
+            parts.append(self.dropped_values.message())
         return "; ".join(parts)
 
 

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from collector.decode.decoded import DecodedRequest, UndecodableRequest, parent_or_root, span_problem
+from collector.decode.nesting import MAX_VALUE_DEPTH, DroppedValues, ValueTooDeep
 from collector.model.domain import Resource, Span, SpanEvent, SpanLink
 from collector.model.jsontext import to_json
 
@@ -72,7 +73,9 @@ def _enum(value: Any, names: dict[str, int], field: str) -> int:
     return _uint(value, field)
 
 
-def _any_value(value: Any) -> Any:
+def _any_value(value: Any, level: int = 1) -> Any:
+    if level > MAX_VALUE_DEPTH:
+        raise ValueTooDeep
     if not isinstance(value, dict):
         raise _BadSpan("attribute value must be an AnyValue object")
     if "stringValue" in value:
@@ -96,9 +99,9 @@ def _any_value(value: Any) -> Any:
         except ValueError as exc:
             raise _BadSpan("doubleValue must be a number") from exc
     if "arrayValue" in value:
-        return [_any_value(item) for item in _list(_dict(value["arrayValue"]).get("values"))]
+        return [_any_value(item, level + 1) for item in _list(_dict(value["arrayValue"]).get("values"))]
     if "kvlistValue" in value:
-        return _attributes(_dict(value["kvlistValue"]).get("values"))
+        return _attributes(_dict(value["kvlistValue"]).get("values"), level=level + 1)
     if "bytesValue" in value:
         try:
             return base64.b64decode(value["bytesValue"], validate=True).hex()
@@ -123,14 +126,21 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
-def _attributes(pairs: Any) -> dict[str, Any]:
+def _attributes(pairs: Any, dropped: DroppedValues | None = None, level: int = 1) -> dict[str, Any]:
+    """Key-values as a dict. At the top (`dropped` given) one whose value nests too deeply is left out
+    and counted; inside a value (`level` > 1) the depth is the whole value's, and raises."""
     result: dict[str, Any] = {}
     for item in _list(pairs):
         pair = _dict(item)
         key = pair.get("key")
         if not isinstance(key, str):
             raise _BadSpan("attribute key must be a string")
-        result[key] = _any_value(pair.get("value", {}))
+        try:
+            result[key] = _any_value(pair.get("value", {}), level)
+        except ValueTooDeep:
+            if dropped is None:
+                raise
+            dropped.add(key)
     return result
 
 
@@ -142,7 +152,7 @@ def _text(value: Any, field: str) -> str:
     return value
 
 
-def _span(raw: Any, resource: Resource) -> Span:
+def _span(raw: Any, resource: Resource, dropped: DroppedValues) -> Span:
     raw = _dict(raw)
     trace_id = _hex_id(raw.get("traceId"), "traceId", 16)
     span_id = _hex_id(raw.get("spanId"), "spanId", 8)
@@ -152,7 +162,7 @@ def _span(raw: Any, resource: Resource) -> Span:
         SpanEvent(
             _text(_dict(e).get("name"), "event name"),
             _uint(_dict(e).get("timeUnixNano"), "timeUnixNano"),
-            _attributes(_dict(e).get("attributes")),
+            _attributes(_dict(e).get("attributes"), dropped),
         )
         for e in _list(raw.get("events"))
     )
@@ -166,7 +176,9 @@ def _span(raw: Any, resource: Resource) -> Span:
             bad_links += 1  # a malformed link does not make the span bad: it is dropped and counted
             continue
         assert link_trace is not None and link_span is not None
-        links.append(SpanLink(link_trace, link_span, _attributes(link.get("attributes"))))
+        links.append(SpanLink(link_trace, link_span, _attributes(link.get("attributes"), dropped)))
+    before = dropped.count
+    attributes = _attributes(raw.get("attributes"), dropped)
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -177,13 +189,15 @@ def _span(raw: Any, resource: Resource) -> Span:
         end_ns=_uint(raw.get("endTimeUnixNano"), "endTimeUnixNano"),
         status_code=_enum(status.get("code"), _STATUS_CODES, "status.code"),
         status_message=_text(status.get("message"), "status.message"),
-        attributes=_attributes(raw.get("attributes")),
+        attributes=attributes,
         events=events,
         links=tuple(links),
         resource=resource,
         trace_state=_text(raw.get("traceState"), "traceState"),
         flags=_uint(raw.get("flags"), "flags"),
-        dropped_attributes_count=_uint(raw.get("droppedAttributesCount"), "droppedAttributesCount"),
+        dropped_attributes_count=_uint(raw.get("droppedAttributesCount"), "droppedAttributesCount")
+        + dropped.count
+        - before,
         dropped_events_count=_uint(raw.get("droppedEventsCount"), "droppedEventsCount"),
         dropped_links_count=_uint(raw.get("droppedLinksCount"), "droppedLinksCount") + bad_links,
     )
@@ -202,11 +216,17 @@ def _without_surrogates(value: Any) -> Any:
 def decode_json(body: bytes) -> DecodedRequest:
     try:
         document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        if b"\\ud" in body.lower():
+            # A \ud800-style escape can decode to a lone surrogate, which no UTF-8 column can hold.
+            document = _without_surrogates(document)
+    except RecursionError:
+        # Python's JSON parser stops near 1,000 levels: nothing of such a body can be read.
+        raise UndecodableRequest(
+            "body is not valid JSON here: nested deeper than the JSON parser allows (about 1,000 "
+            f"levels; attribute values deeper than {MAX_VALUE_DEPTH} are dropped, not stored)"
+        ) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UndecodableRequest(f"body is not valid JSON: {exc}") from exc
-    if b"\\ud" in body.lower():
-        # A \ud800-style escape can decode to a lone surrogate, which no UTF-8 column can hold.
-        document = _without_surrogates(document)
     if not isinstance(document, dict):
         raise UndecodableRequest("body must be a JSON object (an ExportTraceServiceRequest)")
     resource_spans = document.get("resourceSpans", [])
@@ -216,7 +236,7 @@ def decode_json(body: bytes) -> DecodedRequest:
     for raw_rs in resource_spans:
         try:
             rs = _dict(raw_rs)
-            resource_attrs = _attributes(_dict(rs.get("resource")).get("attributes"))
+            resource_attrs = _attributes(_dict(rs.get("resource")).get("attributes"), decoded.dropped_values)
             scope_list = _list(rs.get("scopeSpans"))
         except (_BadSpan, RecursionError) as exc:
             raise UndecodableRequest(f"resourceSpans entry is malformed: {exc}") from exc
@@ -235,7 +255,7 @@ def decode_json(body: bytes) -> DecodedRequest:
                 raise UndecodableRequest(f"scopeSpans entry is malformed: {exc}") from exc
             for raw in raw_spans:
                 try:
-                    span = _span(raw, resource)
+                    span = _span(raw, resource, decoded.dropped_values)
                 except _BadSpan as exc:
                     decoded.reject(str(exc))
                     continue

@@ -180,6 +180,10 @@ class Preparer:
         finally:
             self.in_flight -= 1
             self.prepared_in_workers += not broken
+            # The future holds the worker's exception, whose traceback holds this frame, which holds the
+            # future: a cycle that kept each refused body (and its callers' frames) until serve's rare
+            # full collection (GC_THRESHOLDS). Measured: five 61 MB bodies answered 400 kept 360 MB.
+            del future
         assert pool is not None
         self._replace(pool)
         self.prepared_here += 1

@@ -37,7 +37,7 @@ class PreparedRequest:
     received: int  # every span in the request, good or rejected
     rejected: int
     own_ignored: int
-    error_message: str  # the partial_success message when spans were rejected
+    error_message: str  # the partial_success message: spans rejected, attributes dropped; else empty
 
 
 def prepare_decoded(decoded: DecodedRequest) -> PreparedRequest:
@@ -47,7 +47,7 @@ def prepare_decoded(decoded: DecodedRequest) -> PreparedRequest:
         received=len(decoded.spans) + decoded.rejected,
         rejected=decoded.rejected,
         own_ignored=len(decoded.spans) - len(spans),
-        error_message=decoded.error_message() if decoded.rejected else "",
+        error_message=decoded.error_message(),
     )
 
 

@@ -2,11 +2,13 @@
 
 It knows no sockets: receivers turn its answers into gRPC codes or HTTP statuses.
 
-Over the watermark a request waits its turn, first come first served, before its body is read (HTTP)
-or decoded (gRPC), and is refused with a retryable answer only if its turn does not come in time. A
-plain refusal is unfair: the exporters just acknowledged refill the queue at once, so one that was
-refused is refused again on every retry until its SDK gives up (six attempts in opentelemetry-python)
-and drops the spans, although every answer was retryable (measured with bench/overload.py).
+Over the watermark, or when the bytes it would hold do not fit beside those of the requests already in
+(collector/receive/intake.py), a request waits its turn, first come first served, before its body is
+read (HTTP) or decoded (gRPC), and is refused with a retryable answer only if its turn does not come
+in time. A plain refusal is unfair: the exporters just acknowledged refill the queue at once, so one
+that was refused is refused again on every retry until its SDK gives up (six attempts in
+opentelemetry-python) and drops the spans, although every answer was retryable (measured with
+bench/overload.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from collector.decode.pool import Preparer
 from collector.decode.prepare import Encoding, PreparedRequest
+from collector.receive.intake import Hold, IntakeBytes
 from collector.store.writer import StoreUnavailable, WriteJob, Writer
 
 
@@ -48,6 +51,18 @@ _TICK_S = 0.01
 # Requests with the decode workers at once: more wait their turn in the line, where the watermark and
 # the deadlines apply, rather than in the workers' queue, where nothing pushes back.
 _MAX_PREPARING_PER_WORKER = 8
+# Without a memory budget: what requests in flight may hold at once (collector/receive/intake.py), the
+# cost of one 64 MiB body, so that bodies of the default largest size are taken one at a time.
+DEFAULT_INTAKE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(slots=True, eq=False)
+class _Turn:
+    """One request waiting in line, and the bytes it will hold once let in."""
+
+    future: asyncio.Future[None]
+    hold: Hold | None
+
 
 # Set in the request's own context when it was let in from the line, so export() can free its place.
 _from_line: contextvars.ContextVar[bool] = contextvars.ContextVar("tracescore_from_line", default=False)
@@ -64,8 +79,10 @@ class Ingest:
         max_deadline_wait_s: float = MAX_DEADLINE_WAIT_S,
         preparer: Preparer | None = None,
         memory_check: Callable[[], str | None] | None = None,
+        intake_bytes: int = DEFAULT_INTAKE_BYTES,
     ) -> None:
-        """`memory_check` says why memory is too short to take a request now (collector/serve/memory.py)."""
+        """`memory_check` says why memory is too short to take a request now (collector/serve/memory.py);
+        `intake_bytes` is what admitted requests may hold at once (collector/receive/intake.py)."""
         self._writer = writer
         self._memory_check = memory_check
         self.preparer = preparer or Preparer(0)
@@ -76,7 +93,8 @@ class Ingest:
         self.retry_after_s = retry_after_s
         self.stats = IngestStats()
         self._closing_reason: str | None = None
-        self._line: deque[asyncio.Future[None]] = deque()
+        self._line: deque[_Turn] = deque()
+        self.intake = IntakeBytes(intake_bytes)
         self._let_in_at: deque[float] = deque()
         self._waiting_bytes = 0
         self._ticker: asyncio.Task[None] | None = None
@@ -91,6 +109,11 @@ class Ingest:
         self._closing_reason = reason
         self._let_in()
 
+    def refusing_all(self) -> str | None:
+        """Why every request is refused now (shutdown, storage failing, memory spent), or None: what
+        `/readyz` answers with."""
+        return self._blocked()
+
     def refusal(self) -> str | None:
         """Why a new request must be refused with a retryable answer now, without waiting its turn."""
         reason = self._blocked()
@@ -100,21 +123,43 @@ class Ingest:
             self.stats.requests_refused += 1
         return reason
 
-    async def admit(self, size: int = 0, time_left_s: float | None = None) -> str | None:
+    async def admit(
+        self, size: int = 0, time_left_s: float | None = None, hold: Hold | None = None
+    ) -> str | None:
         """Checked before a request's body is read or decoded: None to go ahead, else why it is refused
-        with a retryable answer. Over the watermark it first waits its turn; `size` is what it already
-        holds in memory (a gRPC body), `time_left_s` the client's deadline."""
+        with a retryable answer. Over the watermark, or when its `hold` does not fit, it first waits its
+        turn; `size` is what it already holds in memory (a gRPC body), `time_left_s` the client's
+        deadline. Once admitted, `hold.wanted` bytes are counted until `release(hold)`."""
         _from_line.set(False)
         reason = self._blocked()
-        if reason is None and (self._line or not self._has_room()):
-            reason = await self._wait_turn(size, time_left_s)
+        if reason is None and (self._line or not self._has_room(hold)):
+            reason = await self._wait_turn(size, time_left_s, hold)
+        elif reason is None and hold is not None:
+            self.intake.take(hold, hold.wanted)
         if reason is not None:
             self.stats.requests_refused += 1
         return reason
 
-    def _has_room(self) -> bool:
+    def grow(self, hold: Hold, more: int) -> bool:
+        """Count `more` bytes for an admitted request (a chunked body read on, a body inflated): False,
+        counting nothing, when they do not fit beside the other requests' (refuse it retryably)."""
+        if not self.intake.fits(more, own=hold.held):
+            return False
+        self.intake.take(hold, more)
+        return True
+
+    def release(self, hold: Hold) -> None:
+        """The request is answered (or gone): its bytes are no longer counted, and the line moves."""
+        if hold.held:
+            self.intake.give_back(hold)
+            if self._line:
+                self._let_in()
+
+    def _has_room(self, hold: Hold | None = None) -> bool:
         return (
-            self._writer.backlog_spans < self._max_backlog and self.preparer.in_flight < self._max_preparing
+            self._writer.backlog_spans < self._max_backlog
+            and self.preparer.in_flight < self._max_preparing
+            and (hold is None or self.intake.fits(hold.wanted))
         )
 
     def _blocked(self) -> str | None:
@@ -126,35 +171,45 @@ class Ingest:
             return self._memory_check()
         return None
 
+    def full_reason(self) -> str:
+        """The retryable refusal's message when there is no room (a chunked body that outgrew it)."""
+        return self._full()
+
     def _full(self) -> str:
         return (
             f"ingest queue is full ({self._writer.backlog_spans} spans waiting to be committed, "
             f"{self.preparer.in_flight} requests being decoded, "
+            f"{self.intake.held_bytes // 1024 // 1024} MiB held by requests in flight, "
             f"{len(self._line)} requests waiting their turn)"
         )
 
-    async def _wait_turn(self, size: int, time_left_s: float | None) -> str | None:
+    async def _wait_turn(self, size: int, time_left_s: float | None, hold: Hold | None) -> str | None:
         limit = self._max_wait_s
         if time_left_s is not None:
             limit = min(self._max_deadline_wait_s, time_left_s - _ANSWER_MARGIN_S)
         if limit <= 0 or self._waiting_bytes + size > _MAX_WAITING_BYTES:
             return self._full()
         loop = asyncio.get_running_loop()
-        turn: asyncio.Future[None] = loop.create_future()
+        turn = _Turn(loop.create_future(), hold)
         self._line.append(turn)
         self._waiting_bytes += size
         if self._ticker is None or self._ticker.done():
             self._ticker = loop.create_task(self._tick())
+        admitted = False
         try:
-            await asyncio.wait_for(turn, limit)
+            await asyncio.wait_for(turn.future, limit)
+            reason = self._blocked()  # shutdown or a storage failure may have come while it waited
+            admitted = reason is None
         except TimeoutError:
             return self._full()
         finally:
             self._waiting_bytes -= size
             with contextlib.suppress(ValueError):
                 self._line.remove(turn)
+            if hold is not None and not admitted:
+                self.release(hold)  # let in, then refused or cancelled: its bytes were counted
         _from_line.set(True)
-        return self._blocked()  # shutdown or a storage failure may have come while it waited
+        return reason
 
     def _let_in(self) -> None:
         """Let in the first in line while there is room; a few at a time, since a request's spans only
@@ -163,10 +218,15 @@ class Ingest:
         while self._let_in_at and now - self._let_in_at[0] > _LET_IN_LEASE_S:
             self._let_in_at.popleft()
         everyone = self._blocked() is not None  # they are refused at once rather than kept waiting
-        while self._line and (everyone or (len(self._let_in_at) < _MAX_LET_IN and self._has_room())):
+        while self._line and (
+            everyone or (len(self._let_in_at) < _MAX_LET_IN and self._has_room(self._line[0].hold))
+        ):
             turn = self._line.popleft()
-            if not turn.done():
-                turn.set_result(None)
+            if not turn.future.done():
+                if turn.hold is not None and not everyone:
+                    # Counted as it is let in, so the next in line is weighed beside it.
+                    self.intake.take(turn.hold, turn.hold.wanted)
+                turn.future.set_result(None)
                 self._let_in_at.append(now)
 
     async def _tick(self) -> None:

@@ -17,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from collector.decode.decoded import UndecodableRequest
 from collector.receive.ingest import Ingest
+from collector.receive.intake import Hold, cost_of
 from collector.store.writer import StoreUnavailable
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
@@ -48,8 +49,10 @@ class _Abort:
 
 
 async def _export(ingest: Ingest, request: bytes, time_left_s: float | None) -> bytes | _Abort:
-    # Before decoding (gRPC has already received the body); over the watermark, waits its turn.
-    refusal = await ingest.admit(len(request), time_left_s)
+    # Before decoding (gRPC has already received the body); over the watermark, or if the bytes it will
+    # hold decoded do not fit beside the other requests' (collector/receive/intake.py), waits its turn.
+    hold = Hold(cost_of(len(request)))
+    refusal = await ingest.admit(len(request), time_left_s, hold)
     if refusal is not None:
         return _Abort(grpc.StatusCode.UNAVAILABLE, refusal, _retry_metadata(refusal, ingest.retry_after_s))
     try:
@@ -59,8 +62,11 @@ async def _export(ingest: Ingest, request: bytes, time_left_s: float | None) -> 
         return _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), _bad_request_metadata(str(exc)))
     except StoreUnavailable as exc:
         return _Abort(grpc.StatusCode.UNAVAILABLE, str(exc), _retry_metadata(str(exc), ingest.retry_after_s))
+    finally:
+        ingest.release(hold)  # answered, refused, failed, or the call cancelled alike
     response = ExportTraceServiceResponse()
-    if stored.rejected:
+    # A message without rejected spans is a warning (attributes dropped): OTLP's partial_success says so.
+    if stored.rejected or stored.error_message:
         response.partial_success.rejected_spans = stored.rejected
         response.partial_success.error_message = stored.error_message[: RESPONSE_LIMIT_BYTES // 2]
     return bytes(response.SerializeToString())

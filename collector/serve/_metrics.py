@@ -139,6 +139,19 @@ def render_metrics(services: Services) -> str:
         [("", services.writer.backlog_spans)],
     )
     metric(
+        "tracescore_intake_bytes",
+        "gauge",
+        "Bytes counted for the OTLP requests in flight (8 times their bodies), from before their bodies "
+        "are read to their answers.",
+        [("", services.ingest.intake.held_bytes)],
+    )
+    metric(
+        "tracescore_intake_bytes_limit",
+        "gauge",
+        "What the OTLP requests in flight may hold at once; beyond it they wait their turn.",
+        [("", services.ingest.intake.limit_bytes)],
+    )
+    metric(
         "tracescore_open_traces",
         "gauge",
         "Traces whose runs are not complete yet.",

@@ -268,7 +268,7 @@ OPENAPI: dict[str, Any] = {
         },
         "/readyz": {
             "get": {
-                "summary": "ready to accept spans: not draining and storage healthy",
+                "summary": "ready to accept spans: not draining, storage healthy, memory budget not spent",
                 "responses": {
                     "200": _ok("ready", {"type": "object"}),
                     "503": _ok("not ready; `reason` says why", {"type": "object"}),

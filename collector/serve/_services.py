@@ -33,4 +33,5 @@ class Services:
             return "shutting down"
         if not self.writer.healthy:
             return f"storage is failing: {self.writer.stats.last_error}"
-        return None
+        # While every OTLP request is refused (memory budget nearly spent), the server is not ready.
+        return self.ingest.refusing_all()

@@ -164,6 +164,20 @@ class Budget:
         return max(0, min(wanted, room // WORKER_BYTES))
 
 
+def intake_bytes(budget: Budget, workers: int) -> int:
+    """What OTLP requests in flight may hold at once (collector/receive/intake.py): the room the refusal
+    mark leaves beside the server, DuckDB, the retained traces and the decode workers that run, and at
+    least `WORKING_BYTES`, which the budget's shares set aside for them."""
+    room = (
+        budget.refuse_above_bytes
+        - SERVER_BYTES
+        - budget.duckdb_bytes
+        - budget.retained_trace_bytes
+        - workers * WORKER_BYTES
+    )
+    return max(WORKING_BYTES, room)
+
+
 def sizes(budget: Budget | None) -> Sizes:
     return budget.sizes if budget is not None else DEFAULT_SIZES
 

@@ -25,9 +25,9 @@ import grpc
 from aiohttp import web
 
 from collector.decode.pool import Preparer, auto_workers
-from collector.receive.ingest import Ingest
+from collector.receive.ingest import DEFAULT_INTAKE_BYTES, Ingest
 from collector.receive.otlp_grpc import start_grpc
-from collector.receive.otlp_http import build_app, start_http
+from collector.receive.otlp_http import HttpTimeouts, build_app, start_http
 from collector.receive.security import Security, TokenInterceptor, http_middleware
 from collector.serve._api_grpc import add_api
 from collector.serve._api_http import HttpApi
@@ -37,7 +37,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
-from collector.serve.memory import MIB, MemoryGuard, budget, sizes, too_small
+from collector.serve.memory import MIB, MemoryGuard, budget, intake_bytes, sizes, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.store.acknowledged import Acknowledgements
@@ -205,6 +205,7 @@ async def start(settings: ServeSettings) -> Running:
         retry_after_s=settings.retry_after_seconds,
         preparer=preparer,
         memory_check=MemoryGuard(memory, writer.shed_memory).over if memory is not None else None,
+        intake_bytes=intake_bytes(memory, workers) if memory is not None else DEFAULT_INTAKE_BYTES,
     )
     services = Services(
         connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history
@@ -237,11 +238,14 @@ async def start(settings: ServeSettings) -> Running:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: {exc}") from exc
         if grpc_port == 0:
             raise BindError(f"cannot listen for OTLP/gRPC on {settings.grpc}: the address is in use")
-        app = build_app(ingest, settings.max_request_bytes, [http_middleware(security, bound_hosts)])
+        timeouts = HttpTimeouts(settings.http_header_timeout_seconds, settings.http_body_timeout_seconds)
+        app = build_app(
+            ingest, settings.max_request_bytes, [http_middleware(security, bound_hosts)], timeouts
+        )
         HttpApi(services).routes(app)
         try:
             http_runner, http_port = await start_http(
-                app, settings.http.host, settings.http.port, security.http_ssl_context()
+                app, settings.http.host, settings.http.port, security.http_ssl_context(), timeouts
             )
         except OSError as exc:
             await grpc_server.stop(None)

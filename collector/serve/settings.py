@@ -117,6 +117,9 @@ class ServeSettings:
     max_request_mib: int = 64
     max_backlog_spans: int = 200_000
     retry_after_seconds: int = 1
+    # OTLP/HTTP waits this long for a request head (idle or slow) and for a body, as the Collector does.
+    http_header_timeout_seconds: float = 60.0
+    http_body_timeout_seconds: float = 60.0
     checkpoint_seconds: float = 60.0
     disk_reserve: int = DEFAULT_RESERVE_BYTES
     decode_workers: int = AUTO_WORKERS
@@ -236,6 +239,22 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _positive_int,
         "back-off asked of clients when refusing for overload",
         "1",
+    ),
+    Setting(
+        "http_header_timeout_seconds",
+        "TRACESCORE_HTTP_HEADER_TIMEOUT_SECONDS",
+        _positive_float,
+        "an OTLP/HTTP connection without a complete request head this long (idle since it opened or since "
+        "its last answer, or its headers still arriving) is closed",
+        "60",
+    ),
+    Setting(
+        "http_body_timeout_seconds",
+        "TRACESCORE_HTTP_BODY_TIMEOUT_SECONDS",
+        _positive_float,
+        "an OTLP/HTTP request body not received this long after it was admitted is answered 408 and its "
+        "connection closed",
+        "60",
     ),
     Setting(
         "checkpoint_seconds",
