@@ -8,6 +8,7 @@ scoring gets a connection and never knows where it came from.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import sys
@@ -39,10 +40,10 @@ from scoring.report.build import Report, ReportError, build_report, sections
 from scoring.report.html import report_html
 from scoring.report.text import (
     VerdictView,
-    gate_note,
     report_json,
     report_text,
     tasks_json,
+    verdict_value,
     verdicts_text,
     write_verdicts_json,
 )
@@ -231,6 +232,11 @@ def run_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# `watch` when the server ends the stream before --count verdicts or --timeout: the server stopped (or
+# restarted), which is not a verdict on the runs; sysexits' EX_UNAVAILABLE (docs/online.md).
+EXIT_SERVER_CLOSED = 69
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """Print verdicts as they arrive; with --count, stop after that many (exit 1 if any failed)."""
     server = client.discover(args.db, args.server)
@@ -250,9 +256,7 @@ def run_watch(args: argparse.Namespace) -> int:
             if args.format == "json":
                 print(json.dumps(data), flush=True)
             else:
-                value = "-" if verdict.value is None else f"{verdict.value:.2f}"
-                gated = gate_note(verdict.label, verdict.gates)
-                value += f" ({gated})" if gated else ""
+                value = verdict_value(verdict)
                 print(
                     f"{verdict.label.upper():<5} {verdict.spec:<24} run {verdict.run_id} "
                     f"(v{verdict.run_version}) value {value}  {verdict.reason or ''}".rstrip(),
@@ -262,12 +266,25 @@ def run_watch(args: argparse.Namespace) -> int:
                 break
             if deadline is not None and time.monotonic() > deadline:
                 break
+        else:  # the stream ended from the server's side
+            return _server_closed(server, seen)
     except TimeoutError:
         print(f"tracescore: no verdict within {args.timeout:g} s", file=sys.stderr)
         return EXIT_FAILED
+    except (http.client.HTTPException, ConnectionError):  # the server went away mid-stream
+        return _server_closed(server, seen)
     if args.count and len(seen) < args.count:
         return EXIT_FAILED
     return EXIT_OK if all(v.label == "pass" for v in seen) else EXIT_FAILED
+
+
+def _server_closed(server: str, seen: list[Verdict]) -> int:
+    print(
+        f"tracescore: the server at {server} closed the stream (it stopped or restarted) after "
+        f"{len(seen)} verdict(s)",
+        file=sys.stderr,
+    )
+    return EXIT_SERVER_CLOSED
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from collector.decode.decoded import UndecodableRequest
 from collector.decode.prepare import PreparedRequest
+from collector.receive.bad_requests import BadRequestLog
 from collector.receive.ingest import Ingest
 from collector.store.writer import StoreUnavailable
 
@@ -98,17 +99,38 @@ def _success(content_type: str, stored: PreparedRequest) -> web.Response:
     return web.Response(body=bytes(response.SerializeToString()), content_type=PROTOBUF)
 
 
+def _peer(request: web.Request) -> str:
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return f"{peer[0]}:{peer[1]}"
+    return request.remote or ""
+
+
 def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-untyped-def]
+    bad_requests = BadRequestLog("OTLP/HTTP")
+
+    def refuse(request: web.Request, kind: str, content_type: str, status: int, message: str) -> web.Response:
+        bad_requests.refused(_peer(request), kind, str(status), message)
+        return _error(content_type, status, 8 if status == 413 else 3, message)
+
     async def traces(request: web.Request) -> web.StreamResponse:
         content_type = request.content_type.lower()
         if content_type not in (PROTOBUF, JSON):
-            return _error(
-                JSON, 415, 3, f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}"
+            return refuse(
+                request,
+                "content-type",
+                JSON,
+                415,
+                f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}",
             )
         encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("identity", "gzip", ""):
-            return _error(
-                content_type, 415, 3, f"unsupported Content-Encoding {encoding!r}: send gzip or none"
+            return refuse(
+                request,
+                "content-encoding",
+                content_type,
+                415,
+                f"unsupported Content-Encoding {encoding!r}: send gzip or none",
             )
         refusal = await ingest.admit()  # before the body is read; over the watermark, waits its turn
         if refusal is not None:
@@ -121,10 +143,11 @@ def traces_handler(ingest: Ingest, max_request_bytes: int):  # type: ignore[no-u
             stored = await ingest.store(body, "protobuf" if content_type == PROTOBUF else "json")
         except _TooLarge:
             ingest.stats.requests_oversize += 1
-            return _error(content_type, 413, 8, f"request is larger than {limit} bytes after decompression")
+            message = f"request is larger than {limit} bytes after decompression"
+            return refuse(request, "oversize", content_type, 413, message)
         except UndecodableRequest as exc:
             ingest.stats.requests_invalid += 1
-            return _error(content_type, 400, 3, str(exc))
+            return refuse(request, "undecodable", content_type, 400, str(exc))
         except StoreUnavailable as exc:
             return _error(content_type, 503, 14, str(exc), **{"Retry-After": str(ingest.retry_after_s)})
         return _success(content_type, stored)

@@ -25,6 +25,8 @@ class VerdictView(Protocol):
     @property
     def run_id(self) -> str: ...
     @property
+    def trace_id(self) -> str: ...
+    @property
     def task(self) -> str | None: ...
     @property
     def spec(self) -> str: ...
@@ -34,6 +36,8 @@ class VerdictView(Protocol):
     def value(self) -> float | None: ...
     @property
     def reason(self) -> str | None: ...
+    @property
+    def gates(self) -> tuple[CheckResult, ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 
@@ -59,13 +63,22 @@ def ms(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
+def verdict_value(verdict: VerdictView) -> str:
+    """A verdict's value as `score`, `watch` and the demo print it: `1.00 (failed by the strict gate)`
+    when a gate failed a run whose value counts every check met."""
+    gated = gate_note(verdict.label, verdict.gates) if verdict.label == "fail" else ""
+    return f"{number(verdict.value)} ({gated})" if gated else number(verdict.value)
+
+
 def verdicts_text(verdicts: Sequence[VerdictView]) -> str:
     if not verdicts:
         return "no complete run matched any spec"
     rows = [
-        [v.run_id, v.task or "-", v.spec, v.label.upper(), number(v.value), v.reason or ""] for v in verdicts
+        [v.run_id, v.trace_id, v.task or "-", v.spec, v.label.upper(), verdict_value(v), v.reason or ""]
+        for v in verdicts
     ]
-    out = table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 36, 1: 24, 2: 28})
+    header = ["RUN", "TRACE", "TASK", "SPEC", "RESULT", "VALUE", "REASON"]
+    out = table(header, rows, {0: 36, 1: 32, 2: 24, 3: 28})
     passed = sum(1 for v in verdicts if v.label == "pass")
     failed = sum(1 for v in verdicts if v.label == "fail")
     errors = len(verdicts) - passed - failed
