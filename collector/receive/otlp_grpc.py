@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from collector.decode.decoded import UndecodableRequest
-from collector.receive.bad_requests import BadRequestLog
+from collector.receive._bad_requests import BadRequestLog
 from collector.receive.ingest import Ingest
 from collector.store.writer import StoreUnavailable
 

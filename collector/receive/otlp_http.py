@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from collector.decode.decoded import UndecodableRequest
 from collector.decode.prepare import PreparedRequest
-from collector.receive.bad_requests import BadRequestLog
+from collector.receive._bad_requests import BadRequestLog
 from collector.receive.ingest import Ingest
 from collector.store.writer import StoreUnavailable
 

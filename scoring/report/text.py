@@ -1,7 +1,8 @@
 """Verdicts, task results and reports as text a person reads in a terminal, or as JSON for machines.
 
-The HTML page (scoring/report/html.py) prints its figures with `number` and `ms` from here, so a
-figure reads the same in the terminal and on the page.
+The HTML page (scoring/report/html.py) prints its figures with `number` from here, so a rate reads
+the same in the terminal and on the page; durations there go through `duration`, in the unit each
+value needs (µs, ms, s), where the terminal's columns are headed in ms and keep `ms`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,29 @@ def ms(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+_UNITS = (("ns", 1e-6), ("µs", 1e-3), ("ms", 1.0), ("s", 1000.0))
+
+
+def duration(value_ms: float | None) -> str:
+    """A duration given in milliseconds, in the unit it needs, three significant digits: `22.7 µs`,
+    `350 ms`, `1.24 s` (the HTML page; the terminal tables keep `ms` under their ms headers)."""
+    if value_ms is None:
+        return "-"
+    if value_ms == 0:
+        return "0 ms"
+    size = abs(value_ms)
+    index = max((i for i, (_, factor) in enumerate(_UNITS) if size >= factor), default=0)
+    while True:
+        unit, factor = _UNITS[index]
+        text = f"{value_ms / factor:.3g}"
+        if abs(float(text)) < 1000 or index == len(_UNITS) - 1:
+            break
+        index += 1  # 999.96 µs rounds to 1000: say 1 ms
+    if "e" in text:  # 1000 s and beyond: whole seconds, grouped
+        text = f"{value_ms / factor:,.0f}"
+    return f"{text} {unit}"
 
 
 def verdict_value(verdict: VerdictView) -> str:

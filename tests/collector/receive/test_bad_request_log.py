@@ -13,7 +13,7 @@ import urllib.request
 import grpc
 import pytest
 
-from collector.receive.bad_requests import BadRequestLog
+from collector.receive._bad_requests import BadRequestLog
 from tests._server import ServeProcess
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
