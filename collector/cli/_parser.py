@@ -362,6 +362,18 @@ def _demo_parser(sub: Subparsers) -> None:
         default=Path("tracescore-demo.duckdb"),
         help="demo database file (rebuilt on each run); its specs are written beside it as NAME-specs.yaml",
     )
+    p.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="send the demo agent's runs to your own `tracescore serve` at this OTLP endpoint (e.g. "
+        "http://127.0.0.1:4318) instead of starting a sidecar; its specs are written as NAME-specs.yaml",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=("http/protobuf", "grpc"),
+        default="http/protobuf",
+        help="OTLP protocol for --endpoint (default http/protobuf; grpc for serve's 4317)",
+    )
 
 
 def _version() -> str:
