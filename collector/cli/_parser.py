@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
+from collector.cli._parser_demo import demo_parser
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -354,28 +355,6 @@ def _doctor_parser(sub: Subparsers) -> None:
     _config_argument(p)
 
 
-def _demo_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("demo", help="the sidecar, a scripted agent and online scoring, end to end")
-    p.add_argument(
-        "--db",
-        type=Path,
-        default=Path("tracescore-demo.duckdb"),
-        help="demo database file (rebuilt on each run); its specs are written beside it as NAME-specs.yaml",
-    )
-    p.add_argument(
-        "--endpoint",
-        metavar="URL",
-        help="send the demo agent's runs to your own `tracescore serve` at this OTLP endpoint (e.g. "
-        "http://127.0.0.1:4318) instead of starting a sidecar; its specs are written as NAME-specs.yaml",
-    )
-    p.add_argument(
-        "--protocol",
-        choices=("http/protobuf", "grpc"),
-        default="http/protobuf",
-        help="OTLP protocol for --endpoint (default http/protobuf; grpc for serve's 4317)",
-    )
-
-
 def _version() -> str:
     try:
         return importlib.metadata.version("tracescore")
@@ -390,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tracescore {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (
-        _demo_parser,
+        demo_parser,
         _serve_parser,
         _score_parser,
         _report_parser,
