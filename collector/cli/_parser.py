@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.cli._parser_demo import demo_parser
+from collector.cli._parser_links import trace_url_argument
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -240,6 +241,7 @@ def _score_parser(sub: Subparsers) -> None:
     p.add_argument("--task", help="score only the runs of this task id")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
+    trace_url_argument(p, "a TRACE URL column in the table")
     clickhouse_arguments(p, score=True)
 
 
@@ -271,6 +273,7 @@ def _report_parser(sub: Subparsers) -> None:
         help="time bucket of the pass-rate history (default auto: the finest with at most 60 per spec)",
     )
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
+    trace_url_argument(p, "the HTML page's trace ids become links")
     clickhouse_arguments(p, score=False)
 
 

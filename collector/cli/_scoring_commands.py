@@ -134,7 +134,7 @@ def run_score(args: argparse.Namespace, score_from: ScoreSource | None = None) -
     if args.format == "json":
         write_verdicts_json(verdicts, sys.stdout)
     else:
-        print(verdicts_text(verdicts))
+        print(verdicts_text(verdicts, trace_url=args.trace_url))
     return EXIT_OK if all(v.label == "pass" for v in verdicts) else EXIT_FAILED
 
 
@@ -200,7 +200,7 @@ def run_report(args: argparse.Namespace, report_from: ReportSource | None = None
     except ReportError as exc:
         raise UserError(str(exc)) from exc
     if args.format == "html":
-        text = report_html(report, source=source)
+        text = report_html(report, source=source, trace_url=args.trace_url)
     elif args.format == "json":
         text = report_json(report) if include else tasks_json(report.tasks)
     else:

@@ -10,11 +10,10 @@ the whole id in the cell's text (copied whole) and its tooltip.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from scoring.report._charts import attr, exact
 from scoring.report.build import Report
-from scoring.report.text import duration, gate_note, number
+from scoring.report.text import duration, gate_note, number, trace_link
 from scoring.verdict.record import CheckResult
 
 _HEAD = (
@@ -27,11 +26,6 @@ _COLUMNS = 8
 def _id(value: str, href: str | None = None) -> str:
     text = f'<span class="id mono" title="{attr(value)}">{attr(value)}</span>'
     return f'<a href="{attr(href)}">{text}</a>' if href else text
-
-
-def trace_link(trace_url: str | None, trace_id: str) -> str | None:
-    """`trace_url` with `{trace_id}` replaced, or None without a template."""
-    return trace_url.replace("{trace_id}", quote(trace_id, safe="")) if trace_url else None
 
 
 def _checks(run: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TextIO
 
@@ -94,14 +95,23 @@ def verdict_value(verdict: VerdictView) -> str:
     return f"{number(verdict.value)} ({gated})" if gated else number(verdict.value)
 
 
-def verdicts_text(verdicts: Sequence[VerdictView]) -> str:
+def trace_link(trace_url: str | None, trace_id: str) -> str | None:
+    """`--trace-url`'s template with the trace id in place of `{trace_id}`; None without a template."""
+    return trace_url.replace("{trace_id}", urllib.parse.quote(trace_id, safe="")) if trace_url else None
+
+
+def verdicts_text(verdicts: Sequence[VerdictView], trace_url: str | None = None) -> str:
+    """The verdicts as a table; with `trace_url`, a last column links each run's trace (issue 30)."""
     if not verdicts:
         return "no complete run matched any spec"
     rows = [
         [v.run_id, v.trace_id, v.task or "-", v.spec, v.label.upper(), verdict_value(v), v.reason or ""]
+        + ([trace_link(trace_url, v.trace_id) or ""] if trace_url else [])
         for v in verdicts
     ]
-    header = ["RUN", "TRACE", "TASK", "SPEC", "RESULT", "VALUE", "REASON"]
+    header = ["RUN", "TRACE", "TASK", "SPEC", "RESULT", "VALUE", "REASON"] + (
+        ["TRACE URL"] if trace_url else []
+    )
     out = table(header, rows, {0: 36, 1: 32, 2: 24, 3: 28})
     passed = sum(1 for v in verdicts if v.label == "pass")
     failed = sum(1 for v in verdicts if v.label == "fail")

@@ -84,3 +84,20 @@ def test_the_set_based_sql_verdicts_carry_trace_ids_and_gates_too(
     monkeypatch.setattr(score, "SQL_FROM_RUNS", 0)  # every spec judged by its SQL, not the Python judge
     assert main(["score", "--db", str(server.db), "--spec", str(spec), "--no-store"]) == 1
     _check_table(capsys.readouterr().out, traces)
+
+
+def test_trace_url_links_each_run_in_a_last_column(
+    history: tuple[ServeProcess, Path, dict[str, str]],
+) -> None:
+    """Issue 30: `--trace-url` opens each run's trace in the user's tracing UI."""
+    server, spec, traces = history
+    template = "https://tracing.example/trace/{trace_id}?from=tracescore"
+    linked = _score(server.db, spec, "--no-store", "--trace-url", template)
+    assert linked.returncode == 1, linked.stderr
+    assert linked.stdout.splitlines()[0].split()[-2:] == ["TRACE", "URL"]
+    for trace_id in traces.values():
+        assert _row(linked.stdout, trace_id).endswith(
+            f"https://tracing.example/trace/{trace_id}?from=tracescore"
+        )
+    refused = _score(server.db, spec, "--trace-url", "https://tracing.example/trace/")
+    assert refused.returncode == 2 and "{trace_id}" in refused.stderr and refused.stdout == ""

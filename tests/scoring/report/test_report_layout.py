@@ -172,3 +172,26 @@ def test_durations_carry_the_unit_they_need(page: Path) -> None:
         assert unit in ("µs", "ms") and float(number) < 1000, cells[tool]
         assert len(number.replace(".", "").lstrip("0")) <= 3, cells[tool]  # three significant digits
     assert not re.search(r"\b0\.0\d+ ms\b", text), "sub-millisecond values printed as 0.0… ms"
+
+
+def test_trace_url_makes_each_failing_runs_trace_id_a_link(page: Path) -> None:
+    """Issue 30: `report --format html --trace-url` links each trace id to the user's tracing UI."""
+    linked = page.with_name("linked.html")
+    made = subprocess.run(
+        [
+            *(sys.executable, "-m", "collector.cli", "report", "--db", str(page.with_name("demo.duckdb"))),
+            *("--spec", str(page.with_name("specs.yaml")), "--format", "html", "-o", str(linked)),
+            *("--trace-url", "https://tracing.example/trace/{trace_id}"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=90,
+    )
+    assert made.returncode == 0, made.stderr
+    text = linked.read_text()
+    traces = re.findall(r'<tr class="failing" [^>]*data-trace="([0-9a-f]{32})"', text)
+    assert len(traces) == 6
+    for trace_id in traces:
+        assert f'<a href="https://tracing.example/trace/{trace_id}"><span class="id mono"' in text
+    assert "href=" not in page.read_text()  # without the option the page links nowhere
