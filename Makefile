@@ -3,23 +3,36 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test check lint format clean proto bench soak fixtures test-frameworks
+.PHONY: install install-runtime demo serve test check lint format clean proto bench soak fixtures test-frameworks
 
-$(BIN)/.installed: pyproject.toml
-	@echo "Installing tracescore and its test tools into $(VENV) (the first time takes a minute or two)..."
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@# setuptools warns on every editable install of a flat layout (folders named like the package may
-	@# shadow it): nothing to act on here, so the build's UserWarnings are not shown.
-	PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet -e '.[test]'
+
+# Two stamps: the runtime alone (what `demo` and `serve` need, ~15 s) and the runtime with the test
+# extra (agent frameworks, chDB, the Helm SDK…: ~1.8 GB, what `test` and `check` need). The full one
+# marks the runtime's as done too, so `make demo` and `make test` work first on a fresh clone in either
+# order, and neither installs twice.
+# setuptools warns on every editable install of a flat layout (folders named like the package may
+# shadow it): nothing to act on here, so the build's UserWarnings are not shown.
+$(BIN)/.installed-runtime: pyproject.toml | $(BIN)/python
+	@echo "Installing tracescore into $(VENV)..."
+	PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet -e .
 	touch $@
+
+$(BIN)/.installed: pyproject.toml | $(BIN)/python
+	@echo "Installing tracescore and its test tools into $(VENV) (the first time takes a minute or two)..."
+	PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(BIN)/.installed-runtime
 
 install: $(BIN)/.installed
 
-demo: install
+install-runtime: $(BIN)/.installed-runtime
+
+demo: install-runtime
 	$(BIN)/tracescore demo
 
-serve: install
+serve: install-runtime
 	$(BIN)/tracescore serve
 
 check: install

@@ -133,7 +133,7 @@ def run_follow(args: argparse.Namespace, specs: Sequence[Spec]) -> int:
             for verdict in scored:  # one JSON object a line, as `tracescore watch --format json`
                 print(json.dumps(verdict.to_dict()))
         elif scored:
-            print(verdicts_text(scored))
+            print(verdicts_text(scored, trace_url=args.trace_url))
         sys.stdout.flush()
 
     connection = _open(args)

@@ -30,7 +30,7 @@ from collector.serve.server import Running, start, stop
 from collector.serve.settings import Address, ServeSettings
 from collector.store.database import wal_files
 from scoring import Verdict, aggregate
-from scoring.report.text import gate_note, tasks_text
+from scoring.report.text import tasks_text, verdict_value
 from scoring.verdict.record import ConversationVerdict
 
 DEMO_SPECS = """\
@@ -95,10 +95,7 @@ def _verdict_printer(names: dict[str, str]) -> Callable[[Verdict], None]:
     their run, while later runs are already printed."""
 
     def show(verdict: Verdict) -> None:
-        value = "-" if verdict.value is None else f"{verdict.value:.2f}"
-        gated = gate_note(verdict.label, verdict.gates)
-        if gated:
-            value += f" ({gated})"  # value 1.00 yet FAIL: gates are not counted in the value
+        value = verdict_value(verdict)  # value 1.00 yet FAIL: says the gate, which value does not count
         mark = {"pass": "PASS", "fail": "FAIL"}.get(verdict.label, "ERROR")
         run = names.get(verdict.trace_id, verdict.task or "-")
         print(f"    verdict  {mark:<5} {run:<21} value {value}  {verdict.reason or 'all checks satisfied'}")

@@ -58,6 +58,14 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    if args.endpoint:  # the demo's agent only, to the user's own serve
+        from collector.cli._demo_send import SendError, send_demo
+
+        try:
+            return send_demo(args.endpoint, args.protocol, args.db.with_name(args.db.stem + "-specs.yaml"))
+        except SendError as exc:
+            print(f"tracescore: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     from collector.cli._demo import run_demo
 
     return run_demo(args.db, resolve_serve_settings({}))

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from collector.cli import _parser_ci as ci
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.cli._parser_compare import compare_parser, diff_parser
+from collector.cli._parser_demo import demo_parser
+from collector.cli._parser_links import trace_url_argument
 from collector.cli._parser_selection import selection_arguments
 from collector.serve.settings import (
     CONFIG_ENV,
@@ -272,6 +274,7 @@ def _score_parser(sub: Subparsers) -> None:
     p.add_argument("--no-store", action="store_true", help="do not write the verdicts to the database")
     selection_arguments(p)
     ci.gate_arguments(p)
+    trace_url_argument(p, "a TRACE URL column in the table")
     clickhouse_arguments(p, score=True)
 
 
@@ -305,6 +308,7 @@ def _report_parser(sub: Subparsers) -> None:
     p.add_argument("--output", "-o", type=Path, help="write to this file instead of stdout")
     selection_arguments(p)
     ci.gate_arguments(p)
+    trace_url_argument(p, "the HTML page's trace ids become links")
     clickhouse_arguments(p, score=False)
 
 
@@ -377,16 +381,6 @@ def _doctor_parser(sub: Subparsers) -> None:
     _config_argument(p)
 
 
-def _demo_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("demo", help="the sidecar, a scripted agent and online scoring, end to end")
-    p.add_argument(
-        "--db",
-        type=Path,
-        default=Path("tracescore-demo.duckdb"),
-        help="demo database file (rebuilt on each run); its specs are written beside it as NAME-specs.yaml",
-    )
-
-
 def _version() -> str:
     try:
         return importlib.metadata.version("tracescore")
@@ -401,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tracescore {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (
-        _demo_parser,
+        demo_parser,
         _serve_parser,
         _score_parser,
         _report_parser,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import http.client
 import json
 import os
 import sys
@@ -45,10 +46,10 @@ from scoring.report.diff_text import deltas_text
 from scoring.report.html import report_html
 from scoring.report.text import (
     VerdictView,
-    gate_note,
     report_json,
     report_text,
     tasks_json,
+    verdict_value,
     verdicts_text,
     write_verdicts_json,
 )
@@ -164,7 +165,7 @@ def run_score(
     elif args.format == "junit":
         write_junit(verdicts, sys.stdout, empty=empty, allowed=args.allow_empty)
     else:
-        print(verdicts_text(verdicts))
+        print(verdicts_text(verdicts, trace_url=args.trace_url))
     annotate(verdicts, sys.stderr, empty=empty, allowed=args.allow_empty)
     if empty is not None:
         return gate.nothing_scored(args, empty)
@@ -270,7 +271,7 @@ def run_report(
         raise UserError(str(exc)) from exc
     empty = None if report.tasks else gate.explained(args, specs, explain_from or _explain)
     if args.format == "html":
-        text = report_html(report, source=source)
+        text = report_html(report, source=source, trace_url=args.trace_url)
     elif args.format == "json":
         text = report_json(report) if include else tasks_json(report.tasks)
     else:
@@ -308,6 +309,11 @@ def run_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# `watch` when the server ends the stream before --count verdicts or --timeout: the server stopped (or
+# restarted), which is not a verdict on the runs; sysexits' EX_UNAVAILABLE (docs/online.md).
+EXIT_SERVER_CLOSED = 69
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """Print verdicts as they arrive; with --count, stop after that many (exit 1 if any failed)."""
     server = client.discover(args.db, args.server)
@@ -327,9 +333,7 @@ def run_watch(args: argparse.Namespace) -> int:
             if args.format == "json":
                 print(json.dumps(data), flush=True)
             else:
-                value = "-" if verdict.value is None else f"{verdict.value:.2f}"
-                gated = gate_note(verdict.label, verdict.gates)
-                value += f" ({gated})" if gated else ""
+                value = verdict_value(verdict)
                 print(
                     f"{verdict.label.upper():<5} {verdict.spec:<24} run {verdict.run_id} "
                     f"(v{verdict.run_version}) value {value}  {verdict.reason or ''}".rstrip(),
@@ -339,12 +343,25 @@ def run_watch(args: argparse.Namespace) -> int:
                 break
             if deadline is not None and time.monotonic() > deadline:
                 break
+        else:  # the stream ended from the server's side
+            return _server_closed(server, seen)
     except TimeoutError:
         print(f"tracescore: no verdict within {args.timeout:g} s", file=sys.stderr)
         return EXIT_FAILED
+    except (http.client.HTTPException, ConnectionError):  # the server went away mid-stream
+        return _server_closed(server, seen)
     if args.count and len(seen) < args.count:
         return EXIT_FAILED
     return EXIT_OK if all(v.label == "pass" for v in seen) else EXIT_FAILED
+
+
+def _server_closed(server: str, seen: list[Verdict]) -> int:
+    print(
+        f"tracescore: the server at {server} closed the stream (it stopped or restarted) after "
+        f"{len(seen)} verdict(s)",
+        file=sys.stderr,
+    )
+    return EXIT_SERVER_CLOSED
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -93,7 +93,9 @@ class ChdbConnection:
             from chdb import session
         except ImportError as exc:
             raise ClickHouseError(
-                "chdb:PATH needs ClickHouse's embedded engine: pip install 'tracescore[clickhouse]'"
+                "chdb:PATH needs ClickHouse's embedded engine, chDB: from the top of the tracescore "
+                "clone, pip install -e '.[clickhouse]' (tracescore is not published on PyPI), or pip "
+                "install 'chdb>=4'"
             ) from exc
         self._description = f"chdb:{path}"
         path.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from collector.decode.decoded import UndecodableRequest
 from collector.decode.prepare import PreparedRequest
+from collector.receive._bad_requests import BadRequestLog
 from collector.receive.ingest import Ingest
 from collector.receive.intake import Hold, cost_of
 from collector.store.writer import StoreUnavailable
@@ -144,22 +145,32 @@ def _success(content_type: str, stored: PreparedRequest) -> web.Response:
     return web.Response(body=bytes(response.SerializeToString()), content_type=PROTOBUF)
 
 
+def _peer(request: web.Request) -> str:
+    peer = request.transport.get_extra_info("peername") if request.transport is not None else None
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return f"{peer[0]}:{peer[1]}"
+    return request.remote or ""
+
+
 def traces_handler(ingest: Ingest, max_request_bytes: int, timeouts: HttpTimeouts):  # type: ignore[no-untyped-def]
+    bad_requests = BadRequestLog("OTLP/HTTP")
+
     async def traces(request: web.Request) -> web.StreamResponse:
         content_type = request.content_type.lower()
         if content_type not in (PROTOBUF, JSON):
-            return _error(
-                JSON, 415, 3, f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}"
-            )
+            message = f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}"
+            bad_requests.refused(_peer(request), "content-type", "415", message)
+            return _error(JSON, 415, 3, message)
         encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("identity", "gzip", ""):
-            return _error(
-                content_type, 415, 3, f"unsupported Content-Encoding {encoding!r}: send gzip or none"
-            )
+            message = f"unsupported Content-Encoding {encoding!r}: send gzip or none"
+            bad_requests.refused(_peer(request), "content-encoding", "415", message)
+            return _error(content_type, 415, 3, message)
         limit = max_request_bytes
         announced = request.content_length
         if announced is not None and announced > limit:
             ingest.stats.requests_oversize += 1
+            bad_requests.refused(_peer(request), "oversize", "413", _too_large_message(limit))
             return _too_large(content_type, limit)
         # Counted before the body is read: what it announces (and, gzipped, what that should inflate
         # to, within the limit); a chunked body is counted as it is read.
@@ -172,7 +183,9 @@ def traces_handler(ingest: Ingest, max_request_bytes: int, timeouts: HttpTimeout
         if refusal is not None:
             return _error(content_type, 503, 14, refusal, **{"Retry-After": str(ingest.retry_after_s)})
         try:
-            return await _receive(request, content_type, encoding, limit, timeouts, ingest, hold)
+            return await _receive(
+                request, content_type, encoding, limit, timeouts, ingest, hold, bad_requests
+            )
         finally:
             ingest.release(hold)  # answered, refused, timed out, failed or abandoned alike
 
@@ -187,6 +200,7 @@ async def _receive(
     timeouts: HttpTimeouts,
     ingest: Ingest,
     hold: Hold,
+    bad_requests: BadRequestLog,
 ) -> web.Response:
     retry_after = {"Retry-After": str(ingest.retry_after_s)}
     try:
@@ -201,6 +215,7 @@ async def _receive(
     except _SlowBody:
         ingest.stats.requests_invalid += 1
         message = f"the request body did not arrive within {timeouts.body_s:g} s"
+        bad_requests.refused(_peer(request), "slow-body", "408", message)
         return await _answer_and_close(request, _error(content_type, 408, 4, message))
     except _NoRoom:
         ingest.stats.requests_refused += 1
@@ -208,11 +223,13 @@ async def _receive(
         return await _answer_and_close(request, refusal)
     except _TooLarge:
         ingest.stats.requests_oversize += 1
+        bad_requests.refused(_peer(request), "oversize", "413", _too_large_message(limit))
         return _too_large(content_type, limit)
     except ConnectionResetError:  # the client left in the middle of its body: nobody reads an answer
         return _error(content_type, 400, 1, "the client closed the connection before its body arrived")
     except UndecodableRequest as exc:
         ingest.stats.requests_invalid += 1
+        bad_requests.refused(_peer(request), "undecodable", "400", str(exc))
         return _error(content_type, 400, 3, str(exc))
     except StoreUnavailable as exc:
         return _error(content_type, 503, 14, str(exc), **retry_after)
@@ -230,8 +247,12 @@ async def _answer_and_close(request: web.Request, answer: web.Response) -> web.R
     return answer
 
 
+def _too_large_message(limit: int) -> str:
+    return f"request is larger than {limit} bytes after decompression"
+
+
 def _too_large(content_type: str, limit: int) -> web.Response:
-    return _error(content_type, 413, 8, f"request is larger than {limit} bytes after decompression")
+    return _error(content_type, 413, 8, _too_large_message(limit))
 
 
 def build_app(

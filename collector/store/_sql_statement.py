@@ -75,7 +75,7 @@ def check_read_only(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.S
     if kind not in _READ_ONLY:
         raise SqlRefused(
             f"only read-only queries are allowed (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN); "
-            f"this is a {kind.name} statement"
+            f"this is {'an' if kind.name[0] in 'AEIOU' else 'a'} {kind.name} statement"
         )
     if kind == duckdb.StatementType.EXPLAIN:
         if _explain_analyzes(statement.query):

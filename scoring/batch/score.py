@@ -32,7 +32,7 @@ from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.judge.scorer import SpecSet, score_evidence
 from scoring.spec.specs import Spec
 from scoring.spec.window import RunWindow, chosen_run_ids
-from scoring.verdict.record import Label, Verdict, verdict_from_dict
+from scoring.verdict.record import CheckResult, Label, Verdict, verdict_from_dict
 from scoring.verdict.table import store_verdicts
 
 log = logging.getLogger("tracescore.scoring")
@@ -65,11 +65,20 @@ class Scored:
     # orjson may read `text`: it holds no integer beyond 64 bits, which orjson would read as a float
     # (a SQL verdict's integers are counts and positions, and its spec's own values).
     plain_numbers: bool = False
+    trace_id: str = ""
 
     @classmethod
     def of(cls, verdict: Verdict) -> Scored:
         v = verdict
-        return cls(v.run_id, v.task, v.spec, v.label, v.value, v.reason, judged=v)
+        return cls(v.run_id, v.task, v.spec, v.label, v.value, v.reason, judged=v, trace_id=v.trace_id)
+
+    @property
+    def gates(self) -> tuple[CheckResult, ...]:
+        """The verdict's gates (strict mode, forbidden tools); read from its JSON only when asked, as
+        the summary table does for failed runs alone."""
+        if self.judged is not None:
+            return self.judged.gates
+        return tuple(CheckResult(**gate) for gate in self.to_dict().get("gates", ()))
 
     def to_dict(self) -> dict[str, Any]:
         """Equal to `Verdict.to_dict()`, keys in the same order (the JSON is written in that order)."""
@@ -108,11 +117,21 @@ class _Judged:
     def keyed(self, position: int) -> Iterator[tuple[int, int, Scored]]:
         """(run ord, the spec's position, verdict) for each run the spec judged."""
         plain = self._plain
-        for ord_, run_id, task, spec, label, value, reason, text in self._rows:
+        for ord_, run_id, trace_id, task, spec, label, value, reason, text in self._rows:
             yield (
                 ord_,
                 position,
-                Scored(run_id, task, spec, label, value, reason, text=text, plain_numbers=plain),
+                Scored(
+                    run_id,
+                    task,
+                    spec,
+                    label,
+                    value,
+                    reason,
+                    text=text,
+                    plain_numbers=plain,
+                    trace_id=trace_id,
+                ),
             )
 
 
@@ -122,7 +141,7 @@ def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
     return heapq.merge(*(j.keyed(i) for i, j in judged.items()))
 
 
-_FETCHED = "ord, run_id, task_id, spec, label, value, reason, verdict"
+_FETCHED = "ord, run_id, trace_id, task_id, spec, label, value, reason, verdict"
 
 
 def _judge(

@@ -11,6 +11,7 @@ still caught).
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import Collection, Iterator
 
@@ -29,13 +30,48 @@ log = logging.getLogger("tracescore.scoring")
 _CONVERSATIONS_PER_CHUNK = 500  # bounds memory when scoring a long history
 
 
+# path -> (the state's value there as JSON text, the turn that left it so): the environment carries
+# over from turn to turn, so a wrong change fails every later turn that does not undo it.
+StateSince = dict[str, tuple[str, int]]
+
+
+def _carried_state(
+    checks: list[CheckResult], index: int, since: StateSince
+) -> tuple[list[CheckResult], dict[str, str]]:
+    """The turn's state checks, each failed one that an earlier turn's change explains saying so (issue
+    28: the demo's turn 3 failed for turn 2's change with nothing explaining it), and each changed
+    detail (old -> new); `since` is updated."""
+    out, changed = [], {}
+    for check in checks:
+        if check.kind == "state" and isinstance(check.observed, dict) and "value" in check.observed:
+            value = json.dumps(check.observed["value"], sort_keys=True)
+            previous = since.get(check.target)
+            first = previous[1] if previous is not None and previous[0] == value else index
+            since[check.target] = (value, first)
+            if not check.satisfied and first < index:
+                note = f" (unchanged since turn {first} left it so: the state carries over from turn to turn)"
+                changed[check.detail] = check.detail + note
+                out.append(dataclasses.replace(check, detail=check.detail + note))
+                continue
+        out.append(check)
+    return out, changed
+
+
 def _turn(
-    spec: Spec, turn_spec: Spec, index: int, conversation: Conversation, earlier: list[Execution]
+    spec: Spec,
+    turn_spec: Spec,
+    index: int,
+    conversation: Conversation,
+    earlier: list[Execution],
+    since: StateSince,
 ) -> TurnVerdict:
     evidence = dataclasses.replace(conversation.turns[index - 1], earlier=tuple(earlier))
     verdict = judge(turn_spec, evidence)
-    checks = list(verdict.checks)
-    notes = [verdict.reason] if verdict.reason and not verdict.passed else []
+    checks, explained = _carried_state(list(verdict.checks), index, since)
+    run_reason = verdict.reason or ""
+    for plain, with_cause in explained.items():  # the run's reason names each failed check's detail
+        run_reason = run_reason.replace(plain, with_cause, 1)
+    notes = [run_reason] if run_reason and not verdict.passed else []
     passed = bool(verdict.passed)
     for flow in spec.flows or []:
         sources = [e for e in (*earlier, *evidence.executions) if e.clean and e.tool_name == flow.source_tool]
@@ -54,8 +90,9 @@ def judge_conversation(spec: Spec, conversation: Conversation) -> ConversationVe
     turn_specs = spec.turns or []
     turns: list[TurnVerdict] = []
     earlier: list[Execution] = []
+    since: StateSince = {}
     for index, turn_spec in enumerate(turn_specs[: len(conversation.turns)], 1):
-        turns.append(_turn(spec, turn_spec, index, conversation, earlier))
+        turns.append(_turn(spec, turn_spec, index, conversation, earlier, since))
         earlier.extend(conversation.turns[index - 1].executions)
 
     checks: list[CheckResult] = []

@@ -45,7 +45,9 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
     failed_gates = [g for g in gates if not g.satisfied]
 
     notes = []
-    if not evidence.executions:  # at all: a leader-scoped run whose members ran tools had executions
+    # At all: a leader-scoped run whose members ran tools had executions. Not said where the spec asks
+    # for no tool call: there it is what was asked, and read as the cause of a failure it misled.
+    if not evidence.executions and not spec.expect_no_tool_calls:
         notes.append("run has no tool executions")
     notes.extend(c.detail for c in checks if not c.satisfied and c.kind != "latency")
     for gate in failed_gates:

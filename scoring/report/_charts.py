@@ -9,7 +9,7 @@ from html import escape
 from math import log10
 from typing import Any
 
-from scoring.report.text import ms, number
+from scoring.report.text import duration, number
 
 _W, _H = 520, 180
 _LABEL_ROW = 13
@@ -120,6 +120,16 @@ def history_chart(spec: str, points: list[dict[str, Any]], bucket: str | None) -
     return "".join(parts)
 
 
+def _label_groups(entry: dict[str, Any]) -> list[tuple[tuple[str, ...], float]]:
+    """The percentiles to label, those that print the same (`p95, p99 350 ms`) under one label: on a
+    sparse histogram p50, p95 and p99 are often one execution, and three labels for it piled up."""
+    groups: dict[str, tuple[list[str], float]] = {}
+    for key in ("p50", "p95", "p99"):
+        value = entry[f"{key}_ms"]
+        groups.setdefault(duration(value), ([], value))[0].append(key)
+    return [(tuple(keys), value) for keys, value in groups.values()]
+
+
 def latency_chart(entry: dict[str, Any]) -> str:
     hist = entry["histogram"]
     edges, counts = hist["edges_ms"], hist["counts"]
@@ -156,16 +166,15 @@ def latency_chart(entry: dict[str, Any]) -> str:
         parts.append(
             f'<rect x="{x0 + 0.5:.1f}" y="{top + plot_h - bar_h:.1f}" width="{max(x1 - x0 - 1, 1):.1f}" '
             f'height="{bar_h:.1f}" fill="#9db5e6"><title>{count} execution(s), '
-            f"{ms(edges[i])}–{ms(edges[min(i + 1, len(edges) - 1)])} ms</title></rect>"
+            f"{duration(edges[i])}–{duration(edges[min(i + 1, len(edges) - 1)])}</title></rect>"
         )
     base = top + plot_h
     parts.append(f'<line class="axis" x1="{_PAD_L}" x2="{_W - _PAD_R}" y1="{base}" y2="{base}"/>')
     styles = {"p50": ("#1d2433", ""), "p95": ("#c8372d", "5 3"), "p99": ("#7a1f8a", "2 2")}
     rows: list[list[tuple[float, float]]] = [[] for _ in styles]  # label extents placed in each row
-    for key, (colour, dash) in styles.items():
-        value = entry[f"{key}_ms"]
+    for keys, value in _label_groups(entry):
         px = x(value)
-        text = f"{key} {ms(value)} ms"
+        text = f"{', '.join(keys)} {duration(value)}"
         anchor = "start" if label_extent(px + 3, "start", text)[1] <= _W else "end"  # inside the chart
         lx = px - 3 if anchor == "end" else px + 3
         left, right = label_extent(lx, anchor, text)
@@ -176,17 +185,22 @@ def latency_chart(entry: dict[str, Any]) -> str:
         )
         rows[row].append((left, right))
         label_y = _PAD_T + row * _LABEL_ROW
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        for key in keys:  # every percentile keeps its marker, reaching up to the group's one label
+            colour, dash = styles[key]
+            dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+            parts.append(
+                f'<line class="marker" data-percentile="{key}" data-value="{exact(entry[f"{key}_ms"])}" '
+                f'x1="{px:.1f}" x2="{px:.1f}" y1="{label_y + 2}" y2="{base}" stroke="{colour}" '
+                f'stroke-width="1.5"{dash_attr}/>'
+            )
         parts.append(
-            f'<line class="marker" data-percentile="{key}" data-value="{exact(value)}" x1="{px:.1f}" '
-            f'x2="{px:.1f}" y1="{label_y + 2}" y2="{base}" stroke="{colour}" stroke-width="1.5"{dash_attr}/>'
             f'<text x="{lx:.1f}" y="{label_y + 9}" text-anchor="{anchor}" class="label marker-label" '
-            f'data-percentile="{key}" style="fill:{colour}">{text}</text>'
+            f'data-percentile="{" ".join(keys)}" style="fill:{styles[keys[0]][0]}">{text}</text>'
         )
     scale = "log scale" if log else "linear scale"
     parts.append(  # the scale is said at the axis's end, beside its largest value, never mid-axis
-        f'<text x="{_PAD_L}" y="{svg_h - 10}" text-anchor="start">{ms(low)} ms</text>'
-        f'<text class="axis-end" x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{ms(high)} ms · '
+        f'<text x="{_PAD_L}" y="{svg_h - 10}" text-anchor="start">{duration(low)}</text>'
+        f'<text class="axis-end" x="{_W - _PAD_R}" y="{svg_h - 10}" text-anchor="end">{duration(high)} · '
         f"{scale}</text></svg>"
     )
     return "".join(parts)

@@ -10,7 +10,7 @@ stored tables:
   the runs the report scored: nearest-rank p50/p95/p99 (as the spec's percentile bounds), min, max, mean
   and a histogram.
 - `failing_runs`: the report's own `fail` and `error` verdicts with reason and trace id, the most recently
-  completed first.
+  completed first, each with the checks it failed and the executions it stored (`_run_detail.py`).
 
 One `Report` feeds the terminal tables, the JSON and the HTML page, built by the same code from a
 database file or inside a running server (POST /api/v1/report), so every rendering shows one set of
@@ -28,6 +28,7 @@ from typing import Any
 import duckdb
 
 from scoring.checks.latency_history import nearest_rank
+from scoring.report._run_detail import failed_checks, run_executions
 from scoring.report.aggregate import TaskResult, aggregate
 from scoring.spec.specs import Spec
 from scoring.verdict.record import Verdict
@@ -293,7 +294,10 @@ def failing_runs(
     def key(v: Verdict) -> tuple[datetime, str, str]:
         return (completed.get(v.run_id, never), v.run_id, v.spec)
 
-    ordered = sorted(failing, key=key, reverse=True)
+    ordered = sorted(failing, key=key, reverse=True)[:limit]
+    executions = (
+        run_executions(connection, [v.run_id for v in ordered]) if "executions" in _tables(connection) else {}
+    )
     return len(failing), [
         {
             "run_id": v.run_id,
@@ -305,8 +309,11 @@ def failing_runs(
             "reason": v.reason,
             "run_version": v.run_version,
             "completed_at": _iso(completed[v.run_id]) if v.run_id in completed else None,
+            "failed_checks": failed_checks(v),
+            "executions_total": executions.get(v.run_id, (0, []))[0],
+            "executions": executions.get(v.run_id, (0, []))[1],
         }
-        for v in ordered[:limit]
+        for v in ordered
     ]
 
 

@@ -2,9 +2,11 @@
 or stylesheet from anywhere) showing the same figures as `report --format json`, which it also embeds
 whole in `<script type="application/json" id="tracescore-report">` for machines.
 
-Figures are printed with the same rules as the terminal tables (`scoring/report/text.py`): rates and values
-with two decimals, milliseconds with four significant digits. Elements that carry a figure also carry
-the exact value in a `data-*` attribute.
+Rates and values are printed as the terminal tables print them (`scoring/report/text.py`), with two
+decimals; durations in the unit each needs (`duration`: `22.7 µs`, `1.24 s`). Elements that carry a
+figure also carry the exact value in a `data-*` attribute. Below 640 px each table row becomes a card
+of labelled lines (every cell carries its column's name in `data-label`). The failing runs, each
+opening to its executions, are drawn by `_failing_html.py`.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import json
 from typing import Any
 
 from scoring.report._charts import attr, exact, history_chart, latency_chart
+from scoring.report._failing_html import failing_section
 from scoring.report.aggregate import TaskResult
 from scoring.report.build import Report
-from scoring.report.text import ms, number
+from scoring.report.text import duration, number
 
 _CSS = """
 :root{--fg:#1d2433;--muted:#5b6475;--line:#e3e6ec;--card:#f6f7f9;--pass:#1f8a4c;--fail:#c8372d;
@@ -34,9 +37,10 @@ p{margin:6px 0}
 .card span{color:var(--muted);font-size:12px}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th{text-align:left;font-weight:600;color:var(--muted);font-size:11.5px;text-transform:uppercase;
-letter-spacing:.03em;border-bottom:1px solid var(--line);padding:6px 8px;white-space:nowrap}
+letter-spacing:.03em;border-bottom:1px solid var(--line);padding:6px 8px}
 td{padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-td.num,th.num{text-align:right;white-space:nowrap}
+td.num{text-align:right;white-space:nowrap}
+th.num{text-align:right}
 tr.zone td{background:var(--zone)}
 tr.zone td:first-child{box-shadow:inset 4px 0 0 var(--zone-edge)}
 .badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;font-weight:600;
@@ -45,7 +49,7 @@ white-space:nowrap}
 .badge.pass{background:#dff3e6;color:var(--pass)}
 .badge.fail{background:#fde2df;color:var(--fail)}
 .badge.error{background:#fbeccb;color:var(--error)}
-.bar{display:inline-block;width:72px;height:8px;background:#e6e9ee;border-radius:4px;margin-left:8px;
+.bar{display:inline-block;width:60px;height:8px;background:#e6e9ee;border-radius:4px;margin-left:8px;
 vertical-align:middle;overflow:hidden}
 .bar i{display:block;height:100%;background:var(--pass)}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(520px,100%),1fr));gap:16px}
@@ -58,6 +62,7 @@ svg text{font:11px system-ui,"DejaVu Sans",sans-serif;fill:var(--muted)}
 svg .axis{stroke:#c9ced6}
 svg text.label{paint-order:stroke;stroke:#f6f7f9;stroke-width:3px;stroke-linejoin:round}
 svg .grid{stroke:#e3e6ec}
+.nowrap{white-space:nowrap}
 .mono,code{font-family:ui-monospace,"DejaVu Sans Mono","Liberation Mono",monospace;font-size:12px}
 .reason{max-width:460px}
 td.when{white-space:nowrap}
@@ -66,7 +71,44 @@ td.when{white-space:nowrap}
 details{margin-top:6px}
 summary{cursor:pointer;color:var(--muted);font-size:12px}
 .empty{color:var(--muted);font-style:italic}
+td.name{white-space:nowrap}
+td.latency{min-width:15em}
+.wrap{overflow-x:auto;max-width:100%}
+.id{display:inline-block;max-width:12ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;
+vertical-align:bottom}
+tr.failing td{border-bottom:none}
+tr.detail td{padding:0 8px 8px}
+tr.detail summary{font-size:12.5px}
+.run-detail{display:flex;flex-wrap:wrap;gap:10px 24px;background:var(--card);border-radius:6px;
+padding:10px 12px;margin-top:6px}
+.run-detail h3{font-size:12px;margin:0 0 4px;color:var(--muted);text-transform:uppercase;
+letter-spacing:.03em}
+.run-detail .checks{flex:1 1 200px;max-width:340px;min-width:0}
+.run-detail .checks ul{margin:0;padding-left:18px}
+.run-detail .calls{flex:3 1 420px;min-width:0;overflow-x:auto}
+.calls td,.calls th{font-size:12px;padding:4px 6px}
+.calls td.text{max-width:300px;overflow-wrap:break-word}
+.calls td.name,.calls td.path{white-space:nowrap}
+.calls tr.bad td{background:#fdf0ee}
 @media print{.charts{grid-template-columns:1fr}}
+@media (max-width:640px){
+main{padding:16px 14px 32px}
+table.stack,table.stack>tbody,table.stack>tbody>tr,table.stack>tbody>tr>td{display:block;width:100%}
+table.stack>tbody>tr.head{display:none}
+table.stack>tbody>tr{border:1px solid var(--line);border-radius:6px;margin:0 0 8px;padding:4px 0}
+table.stack>tbody>tr.failing{border-bottom:none;border-radius:6px 6px 0 0;margin-bottom:0}
+table.stack>tbody>tr.detail{border-top:none;border-radius:0 0 6px 6px}
+table.stack>tbody>tr>td{border:none;padding:3px 10px;text-align:right;overflow:hidden;max-width:none}
+table.stack>tbody>tr>td::before{content:attr(data-label);float:left;margin-right:12px;color:var(--muted);
+font-size:11.5px;text-transform:uppercase;white-space:nowrap}
+table.stack>tbody>tr.detail>td{text-align:left}
+table.stack>tbody>tr.detail>td::before{content:none}
+tr.zone td:first-child{box-shadow:none}
+table.stack>tbody>tr.zone{box-shadow:inset 4px 0 0 var(--zone-edge);background:var(--zone)}
+.run-detail .calls{overflow-x:visible}
+.calls td.text{max-width:none}
+.id{max-width:24ch}
+}
 """
 
 
@@ -100,8 +142,11 @@ def _execution_latency(result: TaskResult) -> str:
     summary = result.execution_latency
     if not summary or not summary.get("n"):
         return '<span class="empty">no latency data</span>'
-    figures = " · ".join(f"{p} {ms(summary[f'{p}_ms'])}" for p in ("p50", "p95", "p99"))
-    return f'{figures} ms <small class="meta">({summary["n"]} clean execution(s))</small>'
+    figures = " ".join(
+        f'<span class="nowrap">{p} {duration(summary[f"{p}_ms"])}{" ·" if p != "p99" else ""}</span>'
+        for p in ("p50", "p95", "p99")
+    )
+    return f'{figures} <small class="meta">({summary["n"]} clean execution(s))</small>'
 
 
 def _latency_checks(result: TaskResult) -> str:
@@ -113,13 +158,17 @@ def _latency_checks(result: TaskResult) -> str:
     for e in result.latency:
         mark = "" if e["satisfied"] else '<span class="badge fail">FAIL</span> '
         parts.append(
-            f"{mark}{attr(e['percentile'])} {attr(e['tool'])} {ms(e['observed_ms'])}/{ms(e['bound_ms'])} ms"
+            f"{mark}{attr(e['percentile'])} {attr(e['tool'])} "
+            f'<span class="nowrap">{duration(e["observed_ms"])}/{duration(e["bound_ms"])}</span>'
         )
     return "<br>".join([*parts, observed])
 
 
-def _rate_cell(name: str, value: float | None) -> str:
-    return f'<td class="num" data-field="{name}" data-value="{exact(value)}">{number(value)}</td>'
+def _rate_cell(name: str, label: str, value: float | None) -> str:
+    return (
+        f'<td class="num" data-field="{name}" data-label="{label}" data-value="{exact(value)}">'
+        f"{number(value)}</td>"
+    )
 
 
 _SCORER_ERRORS = (
@@ -127,7 +176,7 @@ _SCORER_ERRORS = (
     "tool calls that errored are counted in the tool latency table"
 )
 _LATENCY_PERCENTILES = (
-    "nearest-rank p50 / p95 / p99 of the clean tool executions in this task's runs (ms); "
+    "nearest-rank p50 / p95 / p99 of the clean tool executions in this task's runs; "
     "the spec's own percentile bounds first, when it sets them"
 )
 _ZONE_BADGE = '<span class="badge zone">learning zone</span>'
@@ -136,8 +185,10 @@ _ZONE_BADGE = '<span class="badge zone">learning zone</span>'
 def _tasks(report: Report) -> str:
     if not report.tasks:
         return '<p class="empty">No complete run matched any spec.</p>'
+    # Each cell carries its column's name (data-label): on a narrow screen a row becomes a card of
+    # labelled lines instead of a table cut off at the screen's edge.
     head = (
-        "<tr><th>task</th><th>spec</th><th class=num>passed</th><th class=num>pass rate</th>"
+        '<tr class="head"><th>task</th><th>spec</th><th class=num>passed</th><th class=num>pass rate</th>'
         "<th class=num>mean value</th><th class=num>k</th><th class=num>pass@k</th>"
         f'<th class=num>pass^k</th><th class=num title="{_SCORER_ERRORS}">scorer errors</th>'
         f'<th title="{_LATENCY_PERCENTILES}">latency percentiles</th><th>zone</th></tr>'
@@ -149,18 +200,23 @@ def _tasks(report: Report) -> str:
         rows.append(
             f'<tr class="task{" zone" if zone else ""}" data-task="{attr(r.task or "")}" '
             f'data-spec="{attr(r.spec)}" data-learning-zone="{str(zone).lower()}">'
-            f"<td>{attr(r.task or '-')}</td><td>{attr(r.spec)}</td>"
-            f'<td class="num" data-field="passed">{r.n_passed}/{r.n_scored}</td>'
-            f'<td class="num" data-field="pass_rate" data-value="{exact(r.pass_rate)}">{number(r.pass_rate)}'
-            f'<span class="bar"><i style="width:{width}%"></i></span></td>'
-            f"{_rate_cell('mean_value', r.mean_value)}"
-            f'<td class="num" data-field="k">{r.k}</td>'
-            f"{_rate_cell('pass_at_k', r.pass_at_k)}{_rate_cell('pass_hat_k', r.pass_hat_k)}"
-            f'<td class="num" data-field="n_errors" title="{_SCORER_ERRORS}">{r.n_errors}</td>'
-            f'<td data-field="execution_latency">{_latency_checks(r)}</td>'
-            f"<td>{_ZONE_BADGE if zone else ''}</td></tr>"
+            f'<td class="name" data-label="task">{attr(r.task or "-")}</td>'
+            f'<td class="name" data-label="spec">{attr(r.spec)}</td>'
+            f'<td class="num" data-field="passed" data-label="passed">{r.n_passed}/{r.n_scored}</td>'
+            f'<td class="num" data-field="pass_rate" data-label="pass rate" '
+            f'data-value="{exact(r.pass_rate)}">'
+            f'{number(r.pass_rate)}<span class="bar"><i style="width:{width}%"></i></span></td>'
+            f"{_rate_cell('mean_value', 'mean value', r.mean_value)}"
+            f'<td class="num" data-field="k" data-label="k">{r.k}</td>'
+            f"{_rate_cell('pass_at_k', 'pass@k', r.pass_at_k)}"
+            f"{_rate_cell('pass_hat_k', 'pass^k', r.pass_hat_k)}"
+            f'<td class="num" data-field="n_errors" data-label="scorer errors" title="{_SCORER_ERRORS}">'
+            f"{r.n_errors}</td>"
+            f'<td class="latency" data-field="execution_latency" data-label="latency">'
+            f"{_latency_checks(r)}</td>"
+            f'<td data-label="zone">{_ZONE_BADGE if zone else ""}</td></tr>'
         )
-    return f'<table id="tasks-table">{head}{"".join(rows)}</table>'
+    return f'<div class="wrap"><table id="tasks-table" class="stack">{head}{"".join(rows)}</table></div>'
 
 
 def _history(report: Report) -> str:
@@ -205,67 +261,45 @@ def _latency(report: Report) -> str:
     if not report.tool_latency:
         return '<p class="empty">No tool executions in the runs scored.</p>'
     head = (
-        "<tr><th>tool</th><th class=num>clean executions</th><th class=num>errored</th>"
-        + "".join(f"<th class=num>{f.removesuffix('_ms')} ms</th>" for f in _LATENCY_FIELDS)
+        '<tr class="head"><th>tool</th><th class=num>clean executions</th><th class=num>errored</th>'
+        + "".join(f"<th class=num>{f.removesuffix('_ms')}</th>" for f in _LATENCY_FIELDS)
         + "</tr>"
     )
     rows, figures = [], []
     for entry in report.tool_latency:
         tool = entry["tool"]
         cells = "".join(
-            f'<td class="num" data-field="{f}" data-value="{exact(entry.get(f))}">{ms(entry.get(f))}</td>'
+            f'<td class="num" data-field="{f}" data-label="{f.removesuffix("_ms")}" '
+            f'data-value="{exact(entry.get(f))}">{duration(entry.get(f))}</td>'
             for f in _LATENCY_FIELDS
         )
         rows.append(
-            f'<tr class="tool" data-tool="{attr(tool)}"><td>{attr(tool)}</td>'
-            f'<td class="num" data-field="n">{entry["n"]}</td><td class="num" data-field="n_errored">'
-            f"{entry['n_errored']}</td>{cells}</tr>"
+            f'<tr class="tool" data-tool="{attr(tool)}"><td class="name" data-label="tool">{attr(tool)}</td>'
+            f'<td class="num" data-field="n" data-label="clean executions">{entry["n"]}</td>'
+            f'<td class="num" data-field="n_errored" data-label="errored">{entry["n_errored"]}</td>'
+            f"{cells}</tr>"
         )
         if not entry["n"]:
             continue
+        stats = " · ".join(
+            f"{name} <b>{duration(entry[f'{name}_ms'])}</b>" for name in ("p50", "p95", "p99", "max", "mean")
+        )
         figures.append(
             f'<figure class="latency" data-tool="{attr(tool)}"><figcaption>{attr(tool)} '
             f"<small>{entry['n']} clean execution(s)</small></figcaption>{latency_chart(entry)}"
-            f'<div class="stats">p50 <b>{ms(entry["p50_ms"])}</b> · p95 <b>{ms(entry["p95_ms"])}</b> · '
-            f"p99 <b>{ms(entry['p99_ms'])}</b> · max <b>{ms(entry['max_ms'])}</b> · mean "
-            f"<b>{ms(entry['mean_ms'])}</b> ms</div></figure>"
+            f'<div class="stats">{stats}</div></figure>'
         )
     return (
         '<p class="note">Clean executions (not errored, paused or replayed) in the runs scored; '
         "nearest-rank percentiles, as the specs' p50_ms/p95_ms/p99_ms bounds.</p>"
-        f'<table id="latency-table">{head}{"".join(rows)}</table>'
+        f'<div class="wrap"><table id="latency-table" class="stack">{head}{"".join(rows)}</table></div>'
         f'<div class="charts" style="margin-top:14px">{"".join(figures)}</div>'
     )
 
 
-def _failing(report: Report) -> str:
-    if not report.failing_runs:
-        return '<p class="empty">Every scored run passed.</p>'
-    head = (
-        "<tr><th>completed (UTC)</th><th>run</th><th>trace id</th><th>task</th><th>spec</th><th>result</th>"
-        "<th class=num>value</th><th>reason</th></tr>"
-    )
-    rows = "".join(
-        f'<tr class="failing" data-run="{attr(r["run_id"])}" data-spec="{attr(r["spec"])}" '
-        f'data-trace="{attr(r["trace_id"])}">'
-        f'<td class="mono when">{attr(r["completed_at"] or "-")}</td>'
-        f'<td class="mono">{attr(r["run_id"])}</td><td class="mono">{attr(r["trace_id"])}</td>'
-        f"<td>{attr(r['task'] or '-')}</td><td>{attr(r['spec'])}</td>"
-        f'<td><span class="badge {attr(r["label"])}">{attr(r["label"])}</span></td>'
-        f'<td class="num" data-value="{exact(r["value"])}">{number(r["value"])}</td>'
-        f'<td class="reason">{attr(r["reason"] or "")}</td></tr>'
-        for r in report.failing_runs
-    )
-    more = ""
-    if report.failing_runs_total > len(report.failing_runs):
-        more = (
-            f'<p class="note">The {len(report.failing_runs)} most recent of {report.failing_runs_total}; '
-            "<code>tracescore score --format json</code> lists them all.</p>"
-        )
-    return f'<table id="failing-table">{head}{rows}</table>{more}'
-
-
-def report_html(report: Report, source: str = "") -> str:
+def report_html(report: Report, source: str = "", trace_url: str | None = None) -> str:
+    """The page; `trace_url` (e.g. `https://tracing.example/trace/{trace_id}`) links each failing
+    run's trace id to the user's tracing UI."""
     specs = ", ".join(f"{attr(s['name'])} <code>{attr(s['fingerprint'][:12])}</code>" for s in report.specs)
     body = [
         "<header><h1>tracescore report</h1>",
@@ -287,7 +321,8 @@ def report_html(report: Report, source: str = "") -> str:
     if "failing" in report.sections:
         body.append(
             '<section id="failing"><h2>Failing runs '
-            f'<small class="meta">({report.failing_runs_total})</small></h2>{_failing(report)}</section>'
+            f'<small class="meta">({report.failing_runs_total})</small></h2>'
+            f"{failing_section(report, trace_url)}</section>"
         )
     data = json.dumps(report.to_dict(), default=str).replace("</", "<\\/")
     return (

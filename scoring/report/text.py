@@ -1,13 +1,15 @@
 """Verdicts, task results and reports as text a person reads in a terminal, or as JSON for machines.
 
-The HTML page (scoring/report/html.py) prints its figures with `number` and `ms` from here, so a
-figure reads the same in the terminal and on the page.
+The HTML page (scoring/report/html.py) prints its figures with `number` from here, so a rate reads
+the same in the terminal and on the page; durations there go through `duration`, in the unit each
+value needs (µs, ms, s), where the terminal's columns are headed in ms and keep `ms`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, TextIO
 
@@ -25,6 +27,8 @@ class VerdictView(Protocol):
     @property
     def run_id(self) -> str: ...
     @property
+    def trace_id(self) -> str: ...
+    @property
     def task(self) -> str | None: ...
     @property
     def spec(self) -> str: ...
@@ -34,6 +38,8 @@ class VerdictView(Protocol):
     def value(self) -> float | None: ...
     @property
     def reason(self) -> str | None: ...
+    @property
+    def gates(self) -> tuple[CheckResult, ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 
@@ -59,13 +65,54 @@ def ms(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def verdicts_text(verdicts: Sequence[VerdictView]) -> str:
+_UNITS = (("ns", 1e-6), ("µs", 1e-3), ("ms", 1.0), ("s", 1000.0))
+
+
+def duration(value_ms: float | None) -> str:
+    """A duration given in milliseconds, in the unit it needs, three significant digits: `22.7 µs`,
+    `350 ms`, `1.24 s` (the HTML page; the terminal tables keep `ms` under their ms headers)."""
+    if value_ms is None:
+        return "-"
+    if value_ms == 0:
+        return "0 ms"
+    size = abs(value_ms)
+    index = max((i for i, (_, factor) in enumerate(_UNITS) if size >= factor), default=0)
+    while True:
+        unit, factor = _UNITS[index]
+        text = f"{value_ms / factor:.3g}"
+        if abs(float(text)) < 1000 or index == len(_UNITS) - 1:
+            break
+        index += 1  # 999.96 µs rounds to 1000: say 1 ms
+    if "e" in text:  # 1000 s and beyond: whole seconds, grouped
+        text = f"{value_ms / factor:,.0f}"
+    return f"{text} {unit}"
+
+
+def verdict_value(verdict: VerdictView) -> str:
+    """A verdict's value as `score`, `watch` and the demo print it: `1.00 (failed by the strict gate)`
+    when a gate failed a run whose value counts every check met."""
+    gated = gate_note(verdict.label, verdict.gates) if verdict.label == "fail" else ""
+    return f"{number(verdict.value)} ({gated})" if gated else number(verdict.value)
+
+
+def trace_link(trace_url: str | None, trace_id: str) -> str | None:
+    """`--trace-url`'s template with the trace id in place of `{trace_id}`; None without a template."""
+    return trace_url.replace("{trace_id}", urllib.parse.quote(trace_id, safe="")) if trace_url else None
+
+
+def verdicts_text(verdicts: Sequence[VerdictView], trace_url: str | None = None) -> str:
+    """The verdicts as a table; with `trace_url`, a last column links each run's trace (issue 30)."""
     if not verdicts:
         return "no complete run matched any spec"
     rows = [
-        [v.run_id, v.task or "-", v.spec, v.label.upper(), number(v.value), v.reason or ""] for v in verdicts
+        [v.run_id, v.trace_id, v.task or "-", v.spec, v.label.upper(), verdict_value(v), v.reason or ""]
+        + ([trace_link(trace_url, v.trace_id) or ""] if trace_url else [])
+        for v in verdicts
     ]
-    out = table(["RUN", "TASK", "SPEC", "RESULT", "VALUE", "REASON"], rows, {0: 36, 1: 24, 2: 28})
+    header = ["RUN", "TRACE", "TASK", "SPEC", "RESULT", "VALUE", "REASON"] + (
+        ["TRACE URL"] if trace_url else []
+    )
+    out = table(header, rows, {0: 36, 1: 32, 2: 24, 3: 28})
     passed = sum(1 for v in verdicts if v.label == "pass")
     failed = sum(1 for v in verdicts if v.label == "fail")
     errors = len(verdicts) - passed - failed

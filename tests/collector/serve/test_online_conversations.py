@@ -172,6 +172,14 @@ def test_guessing_fails_the_turns_where_it_guessed(judged: dict[str, Any]) -> No
     assert set(failed) == {2, 3, 4}
     assert "expected no tool call, but 1 clean execution(s) ran: save_report" in failed[2]
     assert 'state /folders/reports/files: ["report.txt"] is not any of [[]]' in failed[3]
+    # Issue 28: turn 3 did what it was asked (no tool call); its failure is turn 2's file, and says so.
+    assert failed[3] == (
+        'state /folders/reports/files: ["report.txt"] is not any of [[]] (unchanged since turn 2 left it '
+        "so: the state carries over from turn to turn)"
+    )
+    assert "unchanged since" not in failed[2]  # turn 2 made the change itself
+    [state_3] = [c for c in verdict["turns"][2]["checks"] if c["kind"] == "state"]
+    assert state_3["detail"] == failed[3]
     assert "save_report call" in failed[4] and 'passed "f01", not a returned value' in failed[4]
     assert 'earlier create_folder results gave ["f17"]' in failed[4]
     assert verdict["reason"].startswith("turn 2 failed: ")

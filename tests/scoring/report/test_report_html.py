@@ -29,7 +29,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from scoring.report.text import ms, number
+from scoring.report.text import duration, number
 from tests._otel import provider
 from tests._server import ServeProcess
 
@@ -303,13 +303,14 @@ def _figures_match_the_json(root: Node, report: dict[str, Any]) -> None:
         assert zone is task["in_learning_zone"]
         assert ("learning zone" in row.text) is task["in_learning_zone"]
         for check in task["latency"]:
-            assert f"{check['percentile']} {check['tool']} {ms(check['observed_ms'])}/" in row.text
+            assert f"{check['percentile']} {check['tool']} " in row.text
+            assert f"{duration(check['observed_ms'])}/{duration(check['bound_ms'])}" in row.text
         # Issue #20: this column was always empty. What the task's clean executions took, or why not.
         observed = task["execution_latency"]
         latency_cell = cells["execution_latency"].text
         if observed["n"]:
             for p in ("p50", "p95", "p99"):
-                assert f"{p} {ms(observed[f'{p}_ms'])}" in latency_cell, (task["task"], latency_cell)
+                assert f"{p} {duration(observed[f'{p}_ms'])}" in latency_cell, (task["task"], latency_cell)
             assert f"({observed['n']} clean execution(s))" in latency_cell
         else:
             assert latency_cell.strip() == "no latency data", latency_cell
@@ -328,17 +329,21 @@ def _figures_match_the_json(root: Node, report: dict[str, Any]) -> None:
             assert not root.find_all("figure", data_tool=tool["tool"])
             continue
         for name in ("p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms", "mean_ms"):
-            assert cells[name].text == ms(tool[name]), (tool["tool"], name)
+            assert cells[name].text == duration(tool[name]), (tool["tool"], name)
         figure = root.one("figure", class_="latency", data_tool=tool["tool"])
         svg = figure.one("svg")
         bars = svg.find_all("rect")
         assert (
             sum(int(b.text.split()[0]) for b in bars) == tool["n"]
         )  # each bar's title starts with its count
+        labels = svg.find_all("text", class_="marker-label")
         for key in ("p50", "p95", "p99"):
             marker = svg.one("line", data_percentile=key)
             assert json.loads(marker.attrs["data-value"]) == tool[f"{key}_ms"]
-            assert f"{key} {ms(tool[f'{key}_ms'])} ms" in svg.text
+            # Percentiles that print the same share one label (`p95, p99 400 ms`).
+            [label] = [t for t in labels if key in t.attrs["data-percentile"].split()]
+            assert label.text.endswith(f" {duration(tool[f'{key}_ms'])}"), label.text
+            assert label.text.startswith(", ".join(label.attrs["data-percentile"].split()) + " ")
     failing = root.find_all("tr", class_="failing")
     assert len(failing) == len(report["failing_runs"]) == report["failing_runs_total"]
     for run in report["failing_runs"]:
@@ -346,6 +351,29 @@ def _figures_match_the_json(root: Node, report: dict[str, Any]) -> None:
         assert row.attrs["data-trace"] == run["trace_id"]
         assert run["trace_id"] in row.text and run["run_id"] in row.text
         assert run["reason"] in row.text and run["label"] in row.text
+        # Long ids print on one line, cut by the stylesheet; the whole id is the text and the tooltip.
+        for value in (run["run_id"], run["trace_id"]):
+            [shown] = [s for s in row.find_all("span", class_="id") if s.text == value]
+            assert shown.attrs["title"] == value
+        # The run opens (a <details>, no script) to its failed checks beside its executions.
+        detail = root.one("tr", class_="detail", data_run=run["run_id"], data_spec=run["spec"])
+        opened = detail.one("details")
+        assert f"{run['executions_total']} execution(s)" in opened.one("summary").text
+        checks = opened.find_all("li", class_="check")
+        assert [c.attrs["data-kind"] for c in checks] == [c["kind"] for c in run["failed_checks"]]
+        for shown, check in zip(checks, run["failed_checks"], strict=True):
+            assert check["detail"] in shown.text and check["target"] in shown.text
+        calls = opened.find_all("tr", class_="execution")
+        assert [c.attrs["data-tool"] for c in calls] == [e["tool"] for e in run["executions"]]
+        for call, execution in zip(calls, run["executions"], strict=True):
+            cells = {c.attrs["data-label"]: c.text for c in call.find_all("td")}
+            assert cells["arguments"] == (execution["arguments"] or "-")
+            assert cells["result"] == (execution["result"] or "-")
+            assert cells["duration"] == duration(execution["duration_ms"])
+            assert cells["agent path"] == (execution["agent_path"] or "-")
+            if execution["error"]:
+                assert execution["error_message"] in cells["error"]
+            assert json.loads(call.attrs["data-duration-ms"]) == execution["duration_ms"]
 
 
 # --- the report's figures --------------------------------------------------------------------------
@@ -390,6 +418,26 @@ def test_the_json_report_has_the_expected_figures(data: Data) -> None:
         assert failing[key]["reason"] == verdict["reason"]
     completed = [r["completed_at"] for r in report["failing_runs"]]
     assert completed == sorted(completed, reverse=True)  # most recent first
+
+    # Issue 28: what each failing run did, beside the checks it failed.
+    w2 = failing[("w2", "weather")]
+    [call] = w2["executions"]
+    assert (call["tool"], call["arguments"], call["error"], call["error_message"]) == (
+        "get_weather",
+        '{"city": "Paris"}',
+        True,
+        "upstream timeout",
+    )
+    assert call["duration_ms"] == pytest.approx(30) and call["agent_path"] == "shop"
+    assert [(c["kind"], c["target"], c["gate"]) for c in w2["failed_checks"]] == [
+        ("expected_tool", "get_weather", False),
+        ("arguments", "get_weather", False),
+    ]
+    w3 = failing[("w3", "weather")]
+    assert [(c["kind"], c["target"]) for c in w3["failed_checks"]] == [("arguments", "get_weather")]
+    assert [e["tool"] for e in w3["executions"]] == ["get_weather"] and w3["executions_total"] == 1
+    s1 = failing[("s1", "search")]  # requested, never executed: nothing stored to show
+    assert (s1["executions"], s1["executions_total"]) == ([], 0)
 
 
 def test_history_comes_from_stored_verdicts_bucketed_by_run_completion(data: Data) -> None:
