@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 
 from collector.cli import _client as client
+from collector.cli._errors import UserError
 from collector.cli._logging import Progress, status_line
 from collector.store.database import DatabaseError, explain_open_error
 from collector.store.sql import query_file, render_rows
@@ -48,10 +49,6 @@ from scoring.report.text import (
 )
 
 EXIT_OK, EXIT_FAILED = 0, 1
-
-
-class UserError(Exception):
-    """A mistake in how the command was called."""
 
 
 def _connect(path: Path, *, write: bool) -> duckdb.DuckDBPyConnection:
