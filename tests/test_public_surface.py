@@ -66,3 +66,18 @@ def test_the_check_registry_read_first_holds_the_catalogue_in_order() -> None:
         assert list(CHECKS)[-1] == "mine"
         """
     )
+
+
+def test_a_check_module_imported_first_leaves_the_verdict_order_as_it_was() -> None:
+    # Importing `scoring` no longer registers the catalogue first; a check module read on its own before
+    # it (as tests of it do) registered early, and the set-based scorer then took the catalogue for a
+    # user's check and judged every spec in Python.
+    _run(
+        """
+        import scoring.checks._rules, scoring.checks._trajectory
+        from scoring.batch._plan import BUILT_IN_CHECKS, not_compiled
+        from scoring import CHECKS, Spec
+        assert tuple(CHECKS) == BUILT_IN_CHECKS, tuple(CHECKS)
+        assert not_compiled(Spec.model_validate({"name": "s", "expected_tools": ["a"]})) is None
+        """
+    )

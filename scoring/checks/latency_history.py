@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from scoring.spec.windows import PERCENTILES, window_seconds
+from scoring.spec.percentiles import PERCENTILES, window_seconds
 
 if TYPE_CHECKING:  # the task aggregate imports this module where no spec is loaded (issue 33)
     from scoring.checks.registry import Scoped

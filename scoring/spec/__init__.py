@@ -16,7 +16,7 @@ Public:
 - `errors`: `SpecError` (apart from the models: catching it loads no pydantic).
 - `files`: `load_specs`, `load_spec_file`: spec files and folders read and validated.
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `Latency`, …).
-- `windows`: `PERCENTILES`, `window_seconds` (the latency keys' plain data, which the task aggregate
+- `percentiles`: `PERCENTILES`, `window_seconds` (the latency keys' plain data, which the task aggregate
   reads with no spec loaded).
 - `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).

@@ -20,8 +20,8 @@ from pydantic import (
 )
 
 from scoring.spec._json import not_json
+from scoring.spec.percentiles import PERCENTILES, window_seconds
 from scoring.spec.regex import pattern_problem
-from scoring.spec.windows import PERCENTILES, window_seconds
 
 Number = StrictFloat | StrictInt
 # `true`: tracescore's folding; `bfcl`: BFCL's own checker (docs/checks.md, "BFCL mode").
