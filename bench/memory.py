@@ -14,6 +14,11 @@ its child processes from /proc every 0.1 s, and prints:
 - the rate reached and the requests refused (the memory budget's retryable refusals among them).
 
 `peak_rss(...)` returns the same figures as a dict, for `bench.run`'s summary.
+
+`python -m bench.memory --idle` measures instead what a server given no spec holds doing nothing
+(issue 33): it starts the server with its defaults, lets it settle for `--settle` seconds once its
+decode workers are up, then reads the RSS and PSS of the server, of each decode worker and of
+multiprocessing's resource tracker five times a second apart; `--runs` servers one after another.
 """
 
 from __future__ import annotations
@@ -144,6 +149,44 @@ def peak_rss(
     }
 
 
+def _role(pid: int) -> str:
+    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    if b"resource_tracker" in command:
+        return "tracker"
+    return "worker" if b"spawn_main" in command else "other"
+
+
+def idle_rss(runs: int = 3, settle_s: float = 10.0, samples: int = 5) -> list[dict[str, Any]]:
+    """RSS and PSS of an idle server with no spec and of its children, in MB (MiB), per sample."""
+    found: list[dict[str, Any]] = []
+    for run in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            server = Tracescore(Path(tmp), [])
+            time.sleep(settle_s)
+            for _ in range(samples):
+                sample: dict[str, Any] = {"run": run}
+                for pid in (server.process.pid, *children(server.process.pid)):
+                    role = "server" if pid == server.process.pid else _role(pid)
+                    sample[f"{role}_rss_mb"] = _status_kib(pid, "VmRSS") / _KIB
+                    sample[f"{role}_pss_mb"] = _rollup_kib(pid).get("Pss", 0) / _KIB
+                found.append(sample)
+                time.sleep(1)
+            server.stop()
+    return found
+
+
+def _print_idle(found: list[dict[str, Any]]) -> None:
+    for role in ("server", "worker", "tracker"):
+        rss = sorted(s[f"{role}_rss_mb"] for s in found if f"{role}_rss_mb" in s)
+        pss = sorted(s[f"{role}_pss_mb"] for s in found if f"{role}_pss_mb" in s)
+        if rss:
+            print(
+                f"idle {role}: RSS {rss[0]:.1f}–{rss[-1]:.1f} MB (median {rss[len(rss) // 2]:.1f}), "
+                f"PSS {pss[0]:.1f}–{pss[-1]:.1f} MB over {len(rss)} samples",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -159,8 +202,19 @@ def main() -> None:
     parser.add_argument(
         "--serve-arg", action="append", default=[], help="another argument for serve (repeatable)"
     )
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "memory.json")
+    parser.add_argument("--out", type=Path, default=None, help="default: bench/results/memory.json")
+    parser.add_argument("--idle", action="store_true", help="an idle server's RSS instead (no load)")
+    parser.add_argument("--runs", type=int, default=3, help="with --idle: servers started one by one")
+    parser.add_argument("--settle", type=float, default=10.0, help="with --idle: seconds idle first")
     args = parser.parse_args()
+    results_dir = Path(__file__).parent / "results"
+    if args.idle:
+        found = idle_rss(args.runs, args.settle)
+        _print_idle(found)
+        out = args.out or results_dir / "idle_memory.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(found, indent=2))
+        return
     limits = args.memory_limit or ["default", "256MB"]
     results = []
     for limit in limits:
@@ -180,8 +234,9 @@ def main() -> None:
             f"{result['requests_refused']} refusals",
             flush=True,
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    out = args.out or results_dir / "memory.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
 
 
 if __name__ == "__main__":

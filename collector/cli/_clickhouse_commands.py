@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from collector.cli import _scoring_commands as commands
+from collector.cli._errors import UserError
 from collector.cli._gate_clickhouse import clickhouse_reason
-from collector.cli._scoring_commands import UserError
 from collector.clickhouse.connection import Connection, connect
 from collector.clickhouse.scorer import Scratch, follow, load_window, score_window
 from collector.clickhouse.selection import Selection, Shard

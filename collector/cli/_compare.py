@@ -23,10 +23,10 @@ import duckdb
 
 from collector.cli import _clickhouse_commands as clickhouse
 from collector.cli import _client as client
+from collector.cli._errors import UserError
 from collector.cli._scoring_commands import (
     EXIT_FAILED,
     EXIT_OK,
-    UserError,
     _connect,
     _spec_payload,
     _window_payload,

@@ -13,13 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from collector.cli import _clickhouse_commands as clickhouse
-from collector.cli import _scoring_commands as commands
 from collector.cli._client import ServerError
-from collector.cli._compare import run_compare
+from collector.cli._errors import UserError
 from collector.cli._logging import json_logs, setup_logging, status_line
 from collector.cli._parser import build_parser
-from collector.cli._scoring_commands import UserError
 from collector.cli._serve_status import serve_with_status, stored_summary
 from collector.clickhouse.connection import ClickHouseError
 from collector.serve.server import BindError, PluginError, serve
@@ -116,9 +113,48 @@ def _run_doctor(args: argparse.Namespace) -> int:
 
 
 def _run_check(args: argparse.Namespace) -> int:
+    from collector.cli import _scoring_commands as commands
     from collector.cli._check import run_check
 
     return run_check(args, lambda path: commands._connect(path, write=False))
+
+
+# The scoring commands are imported when one runs: with them come the spec models (pydantic, jsonschema,
+# RE2), which a server given no spec never needs (issue 33).
+def _run_score(args: argparse.Namespace) -> int:
+    from collector.cli._clickhouse_commands import run_score
+
+    return run_score(args)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from collector.cli._clickhouse_commands import run_report
+
+    return run_report(args)
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    from collector.cli._scoring_commands import run_diff
+
+    return run_diff(args)
+
+
+def _run_sql(args: argparse.Namespace) -> int:
+    from collector.cli._scoring_commands import run_sql
+
+    return run_sql(args)
+
+
+def _run_watch(args: argparse.Namespace) -> int:
+    from collector.cli._scoring_commands import run_watch
+
+    return run_watch(args)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from collector.cli._compare import run_compare
+
+    return run_compare(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -127,12 +163,12 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": _run_export,
     "demo": _run_demo,
     "serve": _run_serve,
-    "score": clickhouse.run_score,
-    "report": clickhouse.run_report,
-    "diff": commands.run_diff,
-    "compare": run_compare,
-    "sql": commands.run_sql,
-    "watch": commands.run_watch,
+    "score": _run_score,
+    "report": _run_report,
+    "diff": _run_diff,
+    "compare": _run_compare,
+    "sql": _run_sql,
+    "watch": _run_watch,
 }
 
 USER_ERRORS = (

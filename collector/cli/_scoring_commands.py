@@ -23,6 +23,7 @@ import duckdb
 
 from collector.cli import _client as client
 from collector.cli import _gate as gate
+from collector.cli._errors import UserError
 from collector.cli._github import annotate
 from collector.cli._junit import write_junit
 from collector.cli._logging import Progress, status_line
@@ -56,10 +57,6 @@ from scoring.report.text import (
 from scoring.spec.window import RunWindow, chosen_run_ids
 
 EXIT_OK, EXIT_FAILED = 0, 1
-
-
-class UserError(Exception):
-    """A mistake in how the command was called."""
 
 
 def _connect(path: Path, *, write: bool) -> duckdb.DuckDBPyConnection:

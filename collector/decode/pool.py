@@ -130,6 +130,13 @@ class Preparer:
         """Whether requests go to the workers now."""
         return self._ready
 
+    def worker_pids(self) -> list[int]:
+        """The pids of the worker processes running now (the memory guard counts these and no other child)."""
+        pool = self._pool
+        # The executor's own record of its processes: private to concurrent.futures, but the only one.
+        processes = pool._processes if pool is not None else None
+        return list(processes) if processes else []
+
     def start(self) -> None:
         if self.workers <= 0 or self._closed:
             return

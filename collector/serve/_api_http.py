@@ -15,10 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from pydantic import ValidationError
 
 from collector.serve import _queries as queries
 from collector.serve._export_stream import stream_window
@@ -29,9 +28,12 @@ from collector.serve._read_lanes import LaneFull, ReadLanes
 from collector.serve._services import Services
 from collector.serve._window_params import window_from_body, window_from_query
 from collector.store.sql import SqlRefused
-from scoring import Spec, aggregate, score_runs, store_verdicts
+from scoring import aggregate, store_verdicts
 from scoring.report.build import BUCKETS, SECTIONS, ReportError, build_report, sections
 from scoring.spec.window import group_values
+
+if TYPE_CHECKING:
+    from scoring import Spec
 
 _QUERY_TIMEOUT_S = 10.0
 _FELL_BEHIND = "this watcher fell too far behind and was disconnected; reconnect with existing=true"
@@ -74,6 +76,11 @@ def _int(request: web.Request, name: str, default: int | None) -> int | None:
 
 
 def _specs(payload: Any) -> list[Spec]:
+    # The spec models (pydantic, jsonschema, RE2) load with the first spec: never in a server given none.
+    from pydantic import ValidationError
+
+    from scoring import Spec
+
     raw = payload.get("specs") if isinstance(payload, dict) else None
     if not isinstance(raw, list) or not raw:
         raise web.HTTPBadRequest(
@@ -289,6 +296,8 @@ class HttpApi:
             return _problem(400, f"the answer holds a value JSON cannot carry ({exc}); cast it to VARCHAR")
 
     async def score(self, request: web.Request) -> web.Response:
+        from scoring import score_runs  # loaded by `_specs` with the spec models
+
         payload = await self._payload(request)
         specs = _specs(payload)
         run, task, store = payload.get("run"), payload.get("task"), bool(payload.get("store", True))
@@ -307,6 +316,8 @@ class HttpApi:
             return _problem(504, str(exc))
 
     async def report(self, request: web.Request) -> web.Response:
+        from scoring import score_runs  # loaded by `_specs` with the spec models
+
         payload = await self._payload(request)
         specs = _specs(payload)
         task, k = payload.get("task"), payload.get("k")

@@ -21,11 +21,15 @@ Python before any evidence is read.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import duckdb
 
-from scoring import Run, Spec, SpecSet
+from scoring import Run
 from scoring.evidence.runs import complete_runs
+
+if TYPE_CHECKING:
+    from scoring import Spec
 
 WINDOW_S = 15 * 60
 
@@ -87,6 +91,8 @@ def unscored_runs(
     # version, so the stored verdicts are compared again with the run's whole version.
     runs = complete_runs(connection, run_ids=flagged)
     stored = {(r, s, int(v)) for r, s, v in connection.execute(_STORED, [flagged]).fetchall()}
+    from scoring import SpecSet  # there are specs: their models are loaded already (issue 33)
+
     found = []
     indexed = SpecSet(specs)
     for entry in runs:

@@ -34,10 +34,9 @@ from collector.serve._verdict_store import Delivered, VerdictStore
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
 from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace
-from scoring import Verdict, ensure_verdict_schema, score_evidence
+from scoring import Verdict, ensure_verdict_schema
 from scoring.evidence.conversations import complete_conversations, load_conversations
 from scoring.evidence.runs import Run, complete_runs, load_evidence
-from scoring.judge.conversation import score_conversation
 from scoring.verdict.table import verdict_json
 
 log = logging.getLogger("tracescore.online")
@@ -186,6 +185,8 @@ class OnlineScorer:
         return deque(found)
 
     def _catch_up(self, backlog: deque[Unscored]) -> None:
+        from scoring import score_evidence  # a backlog means specs, loaded with the judge (issue 33)
+
         batch = [backlog.popleft() for _ in range(min(_CATCH_UP_BATCH, len(backlog)))]
         by_name = {s.name: s for s in self.specs.specs}  # the specs in force now: an edit applies
         try:
@@ -238,6 +239,10 @@ class OnlineScorer:
     def _judge(self, runs: list[LiveRun], completed_at: dict[str, float]) -> None:
         """Runs within one trace are judged from what the writer handed over; runs over several traces
         are read back from the store, which holds all of them (complete ones only)."""
+        # The judge loads with the specs' models, where there are specs: a server given none never
+        # imports pydantic, jsonschema or RE2 (issue 33).
+        from scoring import score_evidence
+
         spanning = spanning_other_traces(self._con, runs)
         evidence = live_evidence(self._con, [r for r in runs if r.summary.run_id not in spanning])
         stored_ids = sorted(spanning)
@@ -259,6 +264,8 @@ class OnlineScorer:
         """Judge these conversations from the store, which holds every completed turn."""
         if not conversation_ids:
             return
+        from scoring.judge.conversation import score_conversation  # only with specs (issue 33)
+
         try:
             rows = complete_conversations(self._con, conversation_ids=sorted(conversation_ids))
             specs = self.specs.specs

@@ -16,8 +16,12 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scoring import Spec, SpecError, SpecSet, load_specs
+from scoring import SpecError
+
+if TYPE_CHECKING:
+    from scoring import Spec, SpecSet
 
 log = logging.getLogger("tracescore.specs")
 
@@ -61,7 +65,7 @@ def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
             time.sleep(_QUIET_S / 5)
             continue
         try:
-            specs = load_specs(paths)
+            specs = _load(paths)
         except SpecError:
             # Read again if a file moves on within a quiet period: it was caught mid-write. If not, it
             # is the user's to fix, reported as it stands.
@@ -77,15 +81,24 @@ def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
 class SpecSource:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
-        # A broken start is the user's to fix.
-        self.specs, self._signature = _load_settled(paths) if paths else ([], ())
-        # The same specs indexed by what they select: each completed run is tested only against the
-        # specs that can pick it (a thousand specs cost about what one does).
-        self.indexed = SpecSet(self.specs)
+        specs, self._signature = _load_settled(paths) if paths else ([], ())
+        self.specs: list[Spec] = specs  # a broken start is the user's to fix
+        self._indexed: SpecSet | None = None
         self.error: str | None = None
         self.reloads = 0
         self.failed_reloads = 0
         self.loaded_at = time.time()
+
+    @property
+    def indexed(self) -> SpecSet:
+        """The same specs indexed by what they select: each completed run is tested only against the
+        specs that can pick it (a thousand specs cost about what one does). Built at first use, by the
+        scorer's thread, which alone reloads the specs."""
+        if self._indexed is None:
+            from scoring import SpecSet
+
+            self._indexed = SpecSet(self.specs)
+        return self._indexed
 
     def refresh(self) -> bool:
         """Reload if any file changed; True when the specs in force changed. A file being written is
@@ -96,7 +109,7 @@ class SpecSource:
         if signature == self._signature or _being_written(signature):
             return False
         try:
-            specs = load_specs(self.paths)
+            specs = _load(self.paths)
         except (SpecError, OSError) as exc:
             if _signature(self.paths) != signature:
                 return False  # written to while read: read again at the next poll
@@ -108,8 +121,16 @@ class SpecSource:
         if _signature(self.paths) != signature:
             return False  # what was read may be half of the new file: read again at the next poll
         self._signature = signature
-        self.specs, self.indexed, self.error = specs, SpecSet(specs), None
+        self.specs, self._indexed, self.error = specs, None, None
         self.reloads += 1
         self.loaded_at = time.time()
         log.info("reloaded %d spec(s): %s", len(specs), ", ".join(s.name for s in specs))
         return True
+
+
+def _load(paths: list[Path]) -> list[Spec]:
+    # The spec models (pydantic, jsonschema, RE2: ~8 MiB) load with the first spec file, never in a
+    # server given none (issue 33).
+    from scoring import load_specs
+
+    return load_specs(paths)

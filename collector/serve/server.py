@@ -204,7 +204,9 @@ async def start(settings: ServeSettings) -> Running:
         max_backlog_spans=settings.max_backlog_spans,
         retry_after_s=settings.retry_after_seconds,
         preparer=preparer,
-        memory_check=MemoryGuard(memory, writer.shed_memory).over if memory is not None else None,
+        memory_check=(
+            MemoryGuard(memory, writer.shed_memory, preparer.worker_pids).over if memory is not None else None
+        ),
         intake_bytes=intake_bytes(memory, workers) if memory is not None else DEFAULT_INTAKE_BYTES,
     )
     services = Services(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -47,11 +47,16 @@ def apply_memory_settings() -> None:
     _settle_pandas_question()
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """The C library's functions, resolved once. `CDLL(None)` is the process's own symbol table, in which
+    libc's functions already are; `ctypes.util.find_library("c")`, used before, ran `/sbin/ldconfig -p`
+    in a child process on every call (issue 33), and the memory guard counted that child's copy of the
+    server's pages as the server's."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c"))
+        return ctypes.CDLL(None)
     except OSError:
         return None
 

@@ -13,8 +13,9 @@ A new check goes in a module of its own here, registered with `@register_check` 
 `catalogue` in the place its results should take in a verdict; docs/checks.md documents it.
 
 Public:
-- `registry`: `CHECKS`, `register_check`, `Scoped`, `attempt_states`.
-- `catalogue`: importing it registers the catalogue.
+- `registry`: `CHECKS`, `register_check`, `Scoped`, `attempt_states`, `settle_order`.
+- `catalogue`: importing it registers the catalogue (and settles the checks' order, whatever was
+  imported first).
 - `gates`: `strict_gate`, `forbidden_gate`, `additional_tools`.
 - `reconcile`: `reconcile`, `reference`.
 - `latency_history`: `samples`, `evaluate`, `nearest_rank`, `DETAIL_KEY`.

@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scoring.checks.registry import Scoped
-from scoring.spec.check_models import PERCENTILES, window_seconds
-from scoring.spec.specs import Spec
+from scoring.spec.percentiles import PERCENTILES, window_seconds
+
+if TYPE_CHECKING:  # the task aggregate imports this module where no spec is loaded (issue 33)
+    from scoring.checks.registry import Scoped
+    from scoring.spec.specs import Spec
 
 DETAIL_KEY = "latency_history"
 

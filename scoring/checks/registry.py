@@ -8,7 +8,7 @@ it makes; only clean executions may satisfy anything.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,15 @@ def register_check(kind: str) -> Callable[[CheckFunction], CheckFunction]:
         return function
 
     return register
+
+
+def settle_order(modules: Sequence[str]) -> None:
+    """Order the registered checks by the module that registered each, in this order (a module's own in
+    the order it registered them), then every other check in the order it was registered."""
+    rank = {module: position for position, module in enumerate(modules)}
+    ordered = sorted(CHECKS.items(), key=lambda item: rank.get(item[1].__module__, len(rank)))
+    CHECKS.clear()
+    CHECKS.update(ordered)
 
 
 def attempt_states(tool: str, evidence: Scoped) -> list[str]:

@@ -23,15 +23,17 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from scoring.checks.latency_history import nearest_rank
 from scoring.report._run_detail import failed_checks, run_executions
 from scoring.report.aggregate import TaskResult, aggregate
-from scoring.spec.specs import Spec
 from scoring.verdict.record import Verdict
+
+if TYPE_CHECKING:  # the CLI's parser and a server's task API import this module with no spec loaded
+    from scoring.spec.specs import Spec
 
 SECTIONS = ("history", "latency", "failing")
 BUCKETS = {"second": 1, "minute": 60, "hour": 3600, "day": 86_400, "week": 7 * 86_400}

@@ -12,9 +12,12 @@ A new spec key goes in `specs` (or `check_models` for a check's own model), with
 checks stage and its entry in docs/checks.md.
 
 Public:
-- `specs`: `Spec`, `SpecError`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
+- `specs`: `Spec`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
+- `errors`: `SpecError` (apart from the models: catching it loads no pydantic).
 - `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated.
-- `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
+- `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `Latency`, …).
+- `percentiles`: `PERCENTILES`, `window_seconds` (the latency keys' plain data, which the task aggregate
+  reads with no spec loaded).
 - `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).
 - `window`: `RunWindow` (--since, --until, --where), `window_run_ids`, `chosen_run_ids`, `group_values`:

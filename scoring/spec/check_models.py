@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from scoring.spec._json import not_json
+from scoring.spec.percentiles import PERCENTILES, window_seconds
 from scoring.spec.regex import pattern_problem
 
 Number = StrictFloat | StrictInt
@@ -261,18 +262,7 @@ class Parallel(BaseModel):
         return value
 
 
-_WINDOW = re.compile(r"^([1-9][0-9]*)(s|m|h|d)$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
 Percentile = Literal["p50_ms", "p95_ms", "p99_ms"]
-PERCENTILES: dict[str, int] = {"p50_ms": 50, "p95_ms": 95, "p99_ms": 99}
-
-
-def window_seconds(window: str) -> int:
-    match = _WINDOW.match(window)
-    if match is None:
-        raise ValueError(f"window {window!r} is not a duration such as 30s, 15m, 1h or 1d")
-    return int(match.group(1)) * _UNIT_S[match.group(2)]
 
 
 def check_bounds(name: str, bounds: dict[str, float] | None) -> None:

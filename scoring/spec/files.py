@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from scoring.spec._documents import DocumentError, documents
 from scoring.spec._messages import location, unknown_key
-from scoring.spec.specs import Spec, SpecError
+from scoring.spec.errors import SpecError
+from scoring.spec.specs import Spec
 
 log = logging.getLogger("tracescore.specs")
 

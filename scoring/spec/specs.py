@@ -44,10 +44,6 @@ ArgumentSpec = dict[str, Any]
 SelectValue = str | int | float | bool | list[str | int | float | bool]
 
 
-class SpecError(ValueError):
-    """A spec file cannot be used; the message names the file, the spec, the key and the fix."""
-
-
 # Keys of the check catalogue (issue 6, docs/checks.md). profile reliability_eval refuses them all:
 # Agno's ReliabilityEval has none of these checks.
 CATALOGUE_KEYS = (

@@ -1,0 +1,132 @@
+"""What the memory guard counts (issue 33): the server and its decode workers, never another child, and
+handing memory back to the system starts no process of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from collector.decode.pool import Preparer
+from collector.serve.memory import MIB, resident_bytes
+from tests._otel import stored_rows
+from tests._otlp import new_span_id, new_trace_id, post_json, request, span
+from tests._server import ServeProcess
+
+ROOT = Path(__file__).resolve().parents[3]
+FAT_CHILD_MIB = 500
+
+
+def _fat_child(mib: int = FAT_CHILD_MIB) -> str:
+    """A child that really holds `mib` MiB resident (every page written), says so, and waits."""
+    return f"import time; block = b'x' * ({mib} << 20); print('holding', flush=True); time.sleep(120)"
+
+
+def _rss(pid: int | str) -> int:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_releasing_free_memory_starts_no_process() -> None:
+    # Audit hooks see every process Python starts (subprocess, fork, spawn, system); ctypes' library
+    # lookup ran `/sbin/ldconfig -p` through subprocess on every call. In a process of its own: an audit
+    # hook cannot be taken back.
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        from collector.store.memory_settings import apply_memory_settings, release_free_memory
+        starts = ("subprocess.", "os.fork", "os.posix_spawn", "os.spawn", "os.system", "os.exec")
+        started = []
+        sys.addaudithook(lambda event, args: started.append(event) if event.startswith(starts) else None)
+        apply_memory_settings()
+        for _ in range(20):
+            release_free_memory()
+        print(json.dumps(started))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+@pytest.fixture
+def fat_child() -> object:
+    child = subprocess.Popen([sys.executable, "-c", _fat_child()], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "holding"
+        yield child
+    finally:
+        child.kill()
+        child.wait(10)
+
+
+def test_a_child_that_is_not_a_decode_worker_is_not_counted(fat_child: subprocess.Popen[str]) -> None:
+    assert _rss(fat_child.pid) >= FAT_CHILD_MIB * MIB  # it really holds what it should not be charged for
+    counted = resident_bytes()
+    assert counted - _rss("self") < 64 * MIB, counted // MIB
+    # Named as a worker, the same child is counted: the pids decide, not the process tree.
+    assert resident_bytes([fat_child.pid]) - _rss("self") >= FAT_CHILD_MIB * MIB
+
+
+def test_the_pool_names_its_running_workers_and_none_once_closed() -> None:
+    preparer = Preparer(1)
+    preparer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not preparer.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert preparer.ready
+        pids = preparer.worker_pids()
+        assert len(pids) == 1
+        status = Path(f"/proc/{pids[0]}/status").read_text()
+        assert f"PPid:\t{os.getpid()}\n" in status  # a child of this process, alive
+    finally:
+        preparer.close()
+    assert preparer.worker_pids() == []
+
+
+def test_a_server_with_a_fat_child_that_is_no_worker_keeps_accepting(tmp_path: Path) -> None:
+    # The real path: a plugin (imported by `serve --plugin` before anything opens) starts a child holding
+    # 500 MiB. Counting it put a ~200 MiB server over the refusal mark of a 700 MB budget (600 MiB),
+    # and every request was refused for memory the server does not hold.
+    pid_file = tmp_path / "child.pid"
+    (tmp_path / "fat_child_plugin.py").write_text(
+        textwrap.dedent(
+            f"""
+            import subprocess, sys
+            _child = subprocess.Popen(
+                [sys.executable, "-c", {_fat_child()!r}], stdout=subprocess.PIPE, text=True
+            )
+            _child.stdout.readline()
+            open({str(pid_file)!r}, "w").write(str(_child.pid))
+            """
+        )
+    )
+    server = ServeProcess(
+        tmp_path / "fat.duckdb",
+        extra_args=("--memory-limit", "700MB", "--decode-workers", "0", "--plugin", "fat_child_plugin"),
+        env={"PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])},
+    ).start()
+    try:
+        child = int(pid_file.read_text())
+        assert _rss(child) >= FAT_CHILD_MIB * MIB
+        trace = new_trace_id()
+        status, answer = post_json(server.http_url, request([span(trace, new_span_id(), "invoke_agent a")]))
+        assert status == 200, (status, answer, server.log())
+    finally:
+        assert server.stop() == 0, server.log()
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert stored_rows(server, "SELECT count(*) AS n FROM spans") == [{"n": 1}]
