@@ -10,7 +10,7 @@ TRACE_ID = bytes.fromhex("5b8efff798038103d269b633813fc60c")
 START_NS, END_NS, EVENT_NS = 1_700_000_000_000_000_000, 1_700_000_000_100_000_000, 1_700_000_000_050_000_000
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
     out = bytearray()
     while True:
         byte, value = value & 0x7F, value >> 7
@@ -19,27 +19,27 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+def field(number: int, payload: bytes) -> bytes:
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
-def _fixed64(number: int, value: int) -> bytes:
-    return _varint(number << 3 | 1) + value.to_bytes(8, "little")
+def fixed64(number: int, value: int) -> bytes:
+    return varint(number << 3 | 1) + value.to_bytes(8, "little")
 
 
 def pb_value(depth: int, kind: str) -> bytes:
     """An AnyValue `depth` levels deep: a string wrapped in arrays or in key-value lists."""
-    value = _field(1, b"leaf")
+    value = field(1, b"leaf")
     for _ in range(depth - 1):
         if kind == "array":
-            value = _field(5, _field(1, value))
+            value = field(5, field(1, value))
         else:
-            value = _field(6, _field(1, _field(1, b"k") + _field(2, value)))
+            value = field(6, field(1, field(1, b"k") + field(2, value)))
     return value
 
 
 def pb_attribute(key: str, value: bytes) -> bytes:
-    return _field(1, key.encode()) + _field(2, value)
+    return field(1, key.encode()) + field(2, value)
 
 
 def json_value(depth: int, kind: str) -> str:
@@ -56,22 +56,22 @@ def pb_request(place: str, depth: int, kind: str, span_ids: tuple[bytes, bytes])
     """Two spans; the first carries `deep` (`depth` levels) in `place` (resource, span, event or link)
     beside `ok`; the second is plain."""
     deep = pb_attribute("deep", pb_value(depth, kind))
-    ok = pb_attribute("ok", _field(1, b"kept"))
+    ok = pb_attribute("ok", field(1, b"kept"))
 
     def span(span_id: bytes, name: bytes, carrier: bool) -> bytes:
-        out = _field(1, TRACE_ID) + _field(2, span_id) + _field(5, name)
-        out += _fixed64(7, START_NS) + _fixed64(8, END_NS) + _field(9, ok)
+        out = field(1, TRACE_ID) + field(2, span_id) + field(5, name)
+        out += fixed64(7, START_NS) + fixed64(8, END_NS) + field(9, ok)
         if carrier and place == "span":
-            out += _field(9, deep)
+            out += field(9, deep)
         if carrier and place == "event":
-            out += _field(11, _fixed64(1, EVENT_NS) + _field(2, b"event") + _field(3, ok) + _field(3, deep))
+            out += field(11, fixed64(1, EVENT_NS) + field(2, b"event") + field(3, ok) + field(3, deep))
         if carrier and place == "link":
-            out += _field(13, _field(1, TRACE_ID) + _field(2, span_ids[1]) + _field(4, ok) + _field(4, deep))
+            out += field(13, field(1, TRACE_ID) + field(2, span_ids[1]) + field(4, ok) + field(4, deep))
         return out
 
-    resource = _field(1, ok) + (_field(1, deep) if place == "resource" else b"")
-    spans = _field(2, span(span_ids[0], b"carrier", True)) + _field(2, span(span_ids[1], b"plain", False))
-    return _field(1, _field(1, resource) + _field(2, spans))
+    resource = field(1, ok) + (field(1, deep) if place == "resource" else b"")
+    spans = field(2, span(span_ids[0], b"carrier", True)) + field(2, span(span_ids[1], b"plain", False))
+    return field(1, field(1, resource) + field(2, spans))
 
 
 def json_request(place: str, depth: int, kind: str, span_ids: tuple[bytes, bytes]) -> bytes:

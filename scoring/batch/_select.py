@@ -10,7 +10,6 @@ tested only against the specs an index of their `select`s (scoring/spec/select.p
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -19,18 +18,10 @@ import duckdb
 import pyarrow as pa
 
 from scoring.batch._sql_match import member
-from scoring.evidence.runs import Run
-from scoring.spec.select import SelectIndex
+from scoring.spec.select import RUN_FIELD_COLUMNS, SelectIndex, run_of_select_values
 from scoring.verdict.arrow_view import register_arrow
 
 # The run's own fields `select` knows by a short name (scoring/spec/select.py), as columns of the runs table.
-_FIELDS = {
-    "service.name": "service_name",
-    "agent": "agent_name",
-    "task": "task_id",
-    "session": "session_id",
-    "run": "run_id",
-}
 
 
 def _attribute(run: str, key: str) -> str:
@@ -44,31 +35,10 @@ def _attribute(run: str, key: str) -> str:
 def _columns(select: Mapping[str, Any], run: str) -> list[str]:
     columns = []
     for key in select:
-        field = _FIELDS.get(key)
+        field = RUN_FIELD_COLUMNS.get(key)
         columns.append(f"{run}.{field}::VARCHAR" if field else "NULL::VARCHAR")
         columns.append(_attribute(run, key))
     return columns
-
-
-def _run(select: Mapping[str, Any], values: tuple[Any, ...]) -> Run:
-    fields: dict[str, Any] = dict.fromkeys(_FIELDS.values())
-    attributes = {}
-    for i, key in enumerate(select):
-        field, attribute = values[2 * i], values[2 * i + 1]
-        if key in _FIELDS:
-            fields[_FIELDS[key]] = field
-        if attribute is not None:
-            attributes[key] = json.loads(attribute)
-    return Run(
-        run_id=fields["run_id"],
-        trace_id="",
-        task_id=fields["task_id"],
-        service_name=fields["service_name"],
-        agent_name=fields["agent_name"],
-        session_id=fields["session_id"],
-        version=0,
-        attributes=attributes,
-    )
 
 
 class Chooser:
@@ -103,7 +73,7 @@ class Chooser:
         picked: dict[int, list[tuple[Any, ...]]] = {p: [] for p in positions}
         for row in counted:
             combination = tuple(row[:-1])
-            for chosen in index.selected(_run(select_of_keys, combination)):
+            for chosen in index.selected(run_of_select_values(select_of_keys, combination)):
                 position = positions[chosen]
                 picked[position].append(combination)
                 self._counts[position] = self._counts.get(position, 0) + int(row[-1])

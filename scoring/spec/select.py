@@ -3,7 +3,8 @@ by what they select, so that a run is tested only against the specs that can pic
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import json
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scoring.evidence.runs import Run
@@ -16,6 +17,40 @@ _RUN_FIELDS = {
     "session": lambda run: run.session_id,
     "run": lambda run: run.run_id,
 }
+
+
+# The same fields as columns of the stored runs (`runs`, `run_traces`): what SQL reads for a key.
+RUN_FIELD_COLUMNS = {
+    "service.name": "service_name",
+    "agent": "agent_name",
+    "task": "task_id",
+    "session": "session_id",
+    "run": "run_id",
+}
+
+
+def run_of_select_values(keys: Iterable[str], values: Sequence[Any]) -> Run:
+    """A run holding only what `select` reads of `keys`, from SQL that read, for each key in turn, the
+    run field of that name as text (or NULL) and the attribute's JSON text (or NULL): how set-based
+    choosers test `select` once per distinct combination of values instead of once per run."""
+    fields: dict[str, Any] = dict.fromkeys(RUN_FIELD_COLUMNS.values())
+    attributes: dict[str, Any] = {}
+    for i, key in enumerate(keys):
+        field, attribute = values[2 * i], values[2 * i + 1]
+        if key in RUN_FIELD_COLUMNS:
+            fields[RUN_FIELD_COLUMNS[key]] = field
+        if attribute is not None:
+            attributes[key] = json.loads(attribute)
+    return Run(
+        run_id=fields["run_id"] or "",
+        trace_id="",
+        task_id=fields["task_id"],
+        service_name=fields["service_name"],
+        agent_name=fields["agent_name"],
+        session_id=fields["session_id"],
+        version=0,
+        attributes=attributes,
+    )
 
 
 def _equal(wanted: Any, actual: Any) -> bool:

@@ -18,7 +18,6 @@ many runs share them); the runs of the combinations it picks are then joined bac
 from __future__ import annotations
 
 import contextlib
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,8 +26,7 @@ from typing import Any
 
 import duckdb
 
-from scoring.evidence.runs import Run
-from scoring.spec.select import selected_value, selects
+from scoring.spec.select import RUN_FIELD_COLUMNS, run_of_select_values, selected_value, selects
 
 
 def parse_where(text: str) -> tuple[str, str]:
@@ -87,13 +85,6 @@ class RunWindow:
 
 
 # A run's columns as `select` reads it: its own fields, and its attributes (scoring/spec/select.py).
-_FIELD_COLUMNS = {
-    "service.name": "service_name",
-    "agent": "agent_name",
-    "task": "task_id",
-    "session": "session_id",
-    "run": "run_id",
-}
 
 
 def _runs(window: RunWindow, task_id: str | None) -> tuple[str, list[Any]]:
@@ -123,7 +114,7 @@ def _keyed(window: RunWindow, keys: Sequence[str], task_id: str | None) -> tuple
     runs, run_params = _runs(window, task_id)
     columns, params = [], list[Any]()  # the keys' parameters come first: they stand first in the text
     for i, key in enumerate(keys):
-        field = _FIELD_COLUMNS.get(key)
+        field = RUN_FIELD_COLUMNS.get(key)
         columns.append(f"{field}::VARCHAR AS f{i}" if field else f"NULL::VARCHAR AS f{i}")
         keys_of, values_of = "json_keys(attributes)", "json_extract(attributes, '$.*')"
         columns.append(
@@ -133,28 +124,6 @@ def _keyed(window: RunWindow, keys: Sequence[str], task_id: str | None) -> tuple
         params.append(key)
     selected = ", ".join(["run_id", "first_start", *columns])
     return f"SELECT {selected} FROM ({runs})", [*params, *run_params]
-
-
-def _run(keys: Sequence[str], combination: Sequence[Any]) -> Run:
-    """A run holding only what `select` reads of `keys`."""
-    fields: dict[str, Any] = dict.fromkeys(_FIELD_COLUMNS.values())
-    attributes: dict[str, Any] = {}
-    for i, key in enumerate(keys):
-        field, attribute = combination[2 * i], combination[2 * i + 1]
-        if key in _FIELD_COLUMNS:
-            fields[_FIELD_COLUMNS[key]] = field
-        if attribute is not None:
-            attributes[key] = json.loads(attribute)
-    return Run(
-        run_id=fields["run_id"] or "",
-        trace_id="",
-        task_id=fields["task_id"],
-        service_name=fields["service_name"],
-        agent_name=fields["agent_name"],
-        session_id=fields["session_id"],
-        version=0,
-        attributes=attributes,
-    )
 
 
 def window_run_ids(
@@ -173,7 +142,7 @@ def window_run_ids(
     connection.execute(f"CREATE TEMP TABLE {table} AS {keyed}", params)
     try:
         combinations = connection.execute(f"SELECT DISTINCT {', '.join(names)} FROM {table}").fetchall()
-        picked = [c for c in combinations if selects(select, _run(list(select), c))]
+        picked = [c for c in combinations if selects(select, run_of_select_values(select, c))]
         if not picked:
             return []
         # The combinations picked, one list parameter per column, unnested side by side into rows.
@@ -239,7 +208,7 @@ def group_values(
     ).fetchall()
     found: dict[str, list[Any]] = {}
     for row in combinations:
-        run = _run(keys, row[: 2 * len(keys)])
+        run = run_of_select_values(keys, row[: 2 * len(keys)])
         value = selected_value(run, key)
         if value is None or (select and not selects(select, run)):
             continue

@@ -24,6 +24,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from collector.decode.nesting import MAX_VALUE_DEPTH
+from tests._nested import field, fixed64, json_value, pb_attribute, pb_value, varint
 from tests._raw import EXPORT
 from tests._server import ServeProcess
 
@@ -33,79 +34,36 @@ DEEP = 90
 # ---- protobuf, written field by field: python protobuf cannot even build such a message -------------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _fixed64(number: int, value: int) -> bytes:
-    return _varint(number << 3 | 1) + value.to_bytes(8, "little")
-
-
-def _pb_value(depth: int, kind: str) -> bytes:
-    """An AnyValue `depth` levels deep: a string wrapped in arrays or in key-value lists."""
-    value = _field(1, b"leaf")
-    for _ in range(depth - 1):
-        if kind == "array":
-            value = _field(5, _field(1, value))
-        else:
-            value = _field(6, _field(1, _field(1, b"k") + _field(2, value)))
-    return value
-
-
-def _pb_attribute(key: str, value: bytes) -> bytes:
-    return _field(1, key.encode()) + _field(2, value)
-
-
 def _pb_body(trace_id: bytes, deep_span: bytes, good_span: bytes) -> bytes:
     deep = (
-        _field(1, trace_id)
-        + _field(2, deep_span)
-        + _field(5, b"deep")
-        + _fixed64(7, 1_700_000_000_000_000_000)
-        + _fixed64(8, 1_700_000_000_100_000_000)
-        + _field(9, _pb_attribute("ok", _field(1, b"kept")))
-        + _field(9, _pb_attribute("too_deep", _pb_value(DEEP, "array")))
-        + _field(
+        field(1, trace_id)
+        + field(2, deep_span)
+        + field(5, b"deep")
+        + fixed64(7, 1_700_000_000_000_000_000)
+        + fixed64(8, 1_700_000_000_100_000_000)
+        + field(9, pb_attribute("ok", field(1, b"kept")))
+        + field(9, pb_attribute("too_deep", pb_value(DEEP, "array")))
+        + field(
             11,
-            _varint(1 << 3 | 1)
+            varint(1 << 3 | 1)
             + (1_700_000_000_050_000_000).to_bytes(8, "little")
-            + _field(2, b"event")
-            + _field(3, _pb_attribute("event_too_deep", _pb_value(DEEP, "kvlist")))
-            + _field(3, _pb_attribute("edge", _pb_value(MAX_VALUE_DEPTH, "kvlist"))),
+            + field(2, b"event")
+            + field(3, pb_attribute("event_too_deep", pb_value(DEEP, "kvlist")))
+            + field(3, pb_attribute("edge", pb_value(MAX_VALUE_DEPTH, "kvlist"))),
         )
     )
     good = (
-        _field(1, trace_id)
-        + _field(2, good_span)
-        + _field(5, b"good")
-        + _fixed64(7, 1_700_000_000_000_000_000)
-        + _fixed64(8, 1_700_000_000_100_000_000)
-        + _field(9, _pb_attribute("ok", _field(1, b"kept")))
+        field(1, trace_id)
+        + field(2, good_span)
+        + field(5, b"good")
+        + fixed64(7, 1_700_000_000_000_000_000)
+        + fixed64(8, 1_700_000_000_100_000_000)
+        + field(9, pb_attribute("ok", field(1, b"kept")))
     )
-    return _field(1, _field(2, _field(2, deep) + _field(2, good)))
+    return field(1, field(2, field(2, deep) + field(2, good)))
 
 
 # ---- the same in OTLP/JSON ----------------------------------------------------------------------------
-
-
-def _json_value(depth: int, kind: str) -> str:
-    # Written as text: json.dumps would recurse as deep as the value.
-    value = '{"stringValue":"leaf"}'
-    for _ in range(depth - 1):
-        if kind == "array":
-            value = '{"arrayValue":{"values":[' + value + "]}}"
-        else:
-            value = '{"kvlistValue":{"values":[{"key":"k","value":' + value + "}]}}"
-    return value
 
 
 def _json_body(trace_id: bytes, deep_span: bytes, good_span: bytes) -> bytes:
@@ -120,10 +78,10 @@ def _json_body(trace_id: bytes, deep_span: bytes, good_span: bytes) -> bytes:
     deep = span(
         deep_span,
         "deep",
-        f',{{"key":"too_deep","value":{_json_value(DEEP, "array")}}}',
+        f',{{"key":"too_deep","value":{json_value(DEEP, "array")}}}',
         '{"name":"event","timeUnixNano":"1700000000050000000","attributes":['
-        f'{{"key":"event_too_deep","value":{_json_value(DEEP, "kvlist")}}},'
-        f'{{"key":"edge","value":{_json_value(MAX_VALUE_DEPTH, "kvlist")}}}]}}',
+        f'{{"key":"event_too_deep","value":{json_value(DEEP, "kvlist")}}},'
+        f'{{"key":"edge","value":{json_value(MAX_VALUE_DEPTH, "kvlist")}}}]}}',
     )
     good = span(good_span, "good", "", "")
     return f'{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{deep},{good}]}}]}}]}}'.encode()
