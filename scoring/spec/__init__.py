@@ -13,7 +13,8 @@ checks stage and its entry in docs/checks.md.
 
 Public:
 - `specs`: `Spec`, `SpecError`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
-- `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated.
+- `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated;
+  `load_spec_text`, `load_spec_data`: specs given as YAML text or parsed data (the Python API).
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `PERCENTILES`, …).
 - `multiturn_models`: the models of `results`, `flows`, `idempotent_writes`, `state` and `turns`.
 - `select`: `selects`, `selected_value`, `SelectIndex` (many specs' selects indexed by value).
