@@ -18,14 +18,15 @@ class SpanCapture(SpanProcessor):
         self._spans: list[ReadableSpan] = []
         self._lock = threading.Lock()
         self._active = True
+        self.provider: TracerProvider | None = None
 
     @classmethod
     def attach(cls, provider: TracerProvider | None = None) -> SpanCapture:
         """A capture on `provider`, or on the global provider, which becomes an SDK `TracerProvider`
         when none was set (an SDK provider cannot be put under a non-SDK one already set)."""
         capture = cls()
-        global_provider = provider or _global_sdk_provider()
-        global_provider.add_span_processor(capture)
+        capture.provider = provider or _global_sdk_provider()
+        capture.provider.add_span_processor(capture)
         return capture
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
