@@ -145,16 +145,18 @@ class Rollouts:
         known = {"k", "n", "pass_rate", "pass_at_k", "pass_hat_k"}
         unknown = set(marker.kwargs) - known
         if marker.args or unknown:
-            raise pytest.UsageError(
+            pytest.fail(
                 f"{_MARKER} takes keywords only ({', '.join(sorted(known))}); got "
-                f"{list(marker.args) + sorted(unknown)}"
+                f"{list(marker.args) + sorted(unknown)}",
+                pytrace=False,
             )
         k = int(marker.kwargs.get("k", 5))
         n = int(marker.kwargs.get("n") or k)
         figures = [marker.kwargs.get(f) for f in ("pass_rate", "pass_at_k", "pass_hat_k")]
         if k < 1 or n < k or all(f is None for f in figures):
-            raise pytest.UsageError(
-                f"{_MARKER}: needs k >= 1, n >= k and at least one of pass_rate, pass_at_k, pass_hat_k"
+            pytest.fail(
+                f"{_MARKER}: needs k >= 1, n >= k and at least one of pass_rate, pass_at_k, pass_hat_k",
+                pytrace=False,
             )
         rate, at_k, hat_k = (None if f is None else float(f) for f in figures)
         return cls(k, n, rate, at_k, hat_k)
@@ -181,7 +183,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     rollouts = Rollouts.of(marker)
     function = pyfuncitem.obj
     if inspect.iscoroutinefunction(function):
-        raise pytest.UsageError(f"{_MARKER}: {pyfuncitem.nodeid} is async; run the agent synchronously")
+        pytest.fail(f"{_MARKER}: {pyfuncitem.nodeid} is async; run the agent synchronously", pytrace=False)
     names = pyfuncitem._fixtureinfo.argnames
     arguments: dict[str, Any] = {name: pyfuncitem.funcargs[name] for name in names}
     fixture = arguments.get("tracescore")
