@@ -25,8 +25,8 @@ def _arguments(value: Any, valid: bool) -> str:
 
 def explain(verdict: Verdict, evidence: Evidence | None) -> str:
     lines = [
-        f"run {verdict.run_id} (trace {verdict.trace_id}, task {verdict.task or '-'}), spec {verdict.spec!r}: "
-        f"{verdict.label.upper()} {verdict_value(verdict)}",
+        f"run {verdict.run_id} (trace {verdict.trace_id}, task {verdict.task or '-'}), "
+        f"spec {verdict.spec!r}: {verdict.label.upper()} {verdict_value(verdict)}",
         f"  reason: {verdict.reason or '-'}",
     ]
     unmet = [("gate", c) for c in verdict.gates if not c.satisfied]

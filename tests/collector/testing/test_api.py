@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from collector.decode.decoded import UndecodableRequest
 from collector.testing import Recording, SpanCapture, score_file, score_spans, spans_from_sdk
@@ -50,7 +49,11 @@ def test_a_spec_is_a_path_yaml_text_a_dict_or_a_list(tmp_path: Path) -> None:
     memory = _recorded([("get_weather", {"city": "Paris"})])
     spec_file = tmp_path / "weather.yaml"
     spec_file.write_text(SPEC_YAML)
-    as_dict = {"name": "weather", "expected_tools": ["get_weather"], "arguments": {"get_weather": {"city": "Paris"}}}
+    as_dict = {
+        "name": "weather",
+        "expected_tools": ["get_weather"],
+        "arguments": {"get_weather": {"city": "Paris"}},
+    }
     with Recording(memory.get_finished_spans()) as recording:
         for spec in (spec_file, str(spec_file), SPEC_YAML, as_dict, [as_dict]):
             (verdict,) = recording.score(spec).verdicts

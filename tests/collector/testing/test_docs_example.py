@@ -26,7 +26,11 @@ def test_the_documented_test_file_passes_as_written(pytester: pytest.Pytester) -
 
 def test_the_documented_spec_fails_a_wrong_run_naming_the_check(pytester: pytest.Pytester) -> None:
     # The user's file with its one passing assertion turned against it: the failure must say why.
-    source = doc_file("test_weather_agent.py").replace('weather_agent("Paris")\n    tracescore.assert_run', 'weather_agent("Rome")\n    tracescore.assert_run', 1)
+    source = doc_file("test_weather_agent.py").replace(
+        'weather_agent("Paris")\n    tracescore.assert_run',
+        'weather_agent("Rome")\n    tracescore.assert_run',
+        1,
+    )
     pytester.makepyfile(test_weather_agent=source)
     result = run(pytester, "-q")
     result.assert_outcomes(passed=3, failed=1)

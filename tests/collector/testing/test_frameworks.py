@@ -8,7 +8,7 @@ import pytest
 
 from tests.collector.testing._plugin import run
 
-PYDANTIC_AI = '''
+PYDANTIC_AI = """
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -24,7 +24,8 @@ def scripted(*turns):
     def respond(messages, info):
         if not queue:
             return ModelResponse(parts=[TextPart("done")])
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=name) for name, args in queue.pop(0)])
+        calls = queue.pop(0)
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=name) for name, args in calls])
 
     return FunctionModel(respond)
 
@@ -44,14 +45,16 @@ def agent(*turns):
 
 
 def test_the_refund_follows_the_lookup(tracescore):
-    agent([("lookup_order", {"order_id": "o-17"})], [("refund", {"order_id": "o-17"})]).run_sync("refund o-17")
+    shop = agent([("lookup_order", {"order_id": "o-17"})], [("refund", {"order_id": "o-17"})])
+    shop.run_sync("refund o-17")
     tracescore.assert_run(SPEC)
 
 
 def test_refunding_the_wrong_order_fails(tracescore):
-    agent([("lookup_order", {"order_id": "o-17"})], [("refund", {"order_id": "o-99"})]).run_sync("refund o-17")
+    shop = agent([("lookup_order", {"order_id": "o-17"})], [("refund", {"order_id": "o-99"})])
+    shop.run_sync("refund o-17")
     tracescore.assert_run(SPEC)
-'''
+"""
 
 AGNO = '''
 import json
@@ -118,7 +121,8 @@ def test_shipping_checks_the_cutoff(tracescore, monkeypatch):
 
 
 def test_charging_the_card_is_forbidden(tracescore, monkeypatch):
-    ship(tracescore, monkeypatch, [("lookup_shipping_cutoff", {"region": "north"}), ("charge_card", {"amount": 5})])
+    calls = [("lookup_shipping_cutoff", {"region": "north"}), ("charge_card", {"amount": 5})]
+    ship(tracescore, monkeypatch, calls)
     tracescore.assert_run(SPEC)
 '''
 

@@ -79,9 +79,9 @@ def test_the_api_gives_the_verdicts_serve_and_score_give(server: ServeProcess, t
 
     spec_file = tmp_path / "specs.yaml"
     spec_file.write_text(SPECS)
+    command = ["score", "--db", str(server.db), "--spec", str(spec_file), "--format", "json", "--no-store"]
     cli = subprocess.run(
-        [sys.executable, "-m", "collector.cli", "score", "--db", str(server.db), "--spec", str(spec_file)]
-        + ["--format", "json", "--no-store"],
+        [sys.executable, "-m", "collector.cli", *command],
         capture_output=True,
         text=True,
         check=False,

@@ -6,7 +6,7 @@ import pytest
 
 from tests.collector.testing._plugin import run
 
-FLAKY = '''
+FLAKY = """
 import itertools
 
 import pytest
@@ -46,7 +46,7 @@ def test_pass_hat_2_of_two_in_three_is_a_third(tracescore):
 @pytest.mark.tracescore_rollouts(k=2)
 def test_a_marker_without_a_figure_is_refused(tracescore):
     flaky(tracescore)
-'''
+"""
 
 
 def test_rollouts_assert_the_figures_over_their_attempts(pytester: pytest.Pytester) -> None:
@@ -66,6 +66,6 @@ def test_rollouts_assert_the_figures_over_their_attempts(pytester: pytest.Pytest
             "*tracescore_rollouts: 2 of 3 attempts passed: pass^3 0.00 is below 0.50*",
             "*attempt 2 failed with: tracescore: the spec failed*",
             "*tracescore_rollouts: 2 of 3 attempts passed: pass^2 0.33 is below 0.34*",
-            "*tracescore_rollouts: needs k >= 1, n >= k and at least one of pass_rate, pass_at_k, pass_hat_k*",
+            "*tracescore_rollouts: needs k >= 1, n >= k and at least one of pass_rate, pass_at_k, pass_hat_k",
         ]
     )
