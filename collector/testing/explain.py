@@ -34,7 +34,7 @@ def explain(verdict: Verdict, evidence: Evidence | None) -> str:
     if unmet:
         lines.append("  not satisfied:")
         rows = [[what, c.kind, c.target, c.detail] for what, c in unmet]
-        lines += ["    " + line for line in table(["", "CHECK", "TARGET", "DETAIL"], rows, {3: 160})]
+        lines += ["    " + line for line in table(["TYPE", "CHECK", "TARGET", "DETAIL"], rows, {3: 160})]
     if evidence is None:
         return "\n".join(lines)
     executions = evidence.executions

@@ -80,7 +80,9 @@ class TraceScore:
         try:
             return self.recording().score(spec, task=task, run=run)
         except SpecError as exc:
-            pytest.fail(f"tracescore: {exc}", pytrace=False)
+            problem = str(exc)
+        # Outside the `except`: the loader's one line alone, without the pydantic error it explains.
+        pytest.fail(f"tracescore: {problem}", pytrace=False)
 
     def assert_run(self, spec: SpecLike, *, task: str | None = None, run: str | None = None) -> Scoring:
         """Fails the test unless `spec` judged at least one run and every verdict passed; the failure
@@ -95,7 +97,11 @@ class TraceScore:
                 "traces through the provider captured)"
             )
         if not scoring.passed:
-            raise AssertionError("tracescore: the spec failed\n" + scoring.explain())
+            first = scoring.failed[0]
+            raise AssertionError(
+                f"tracescore: {len(scoring.failed)} of {len(scoring.verdicts)} verdict(s) did not pass; "
+                f"spec {first.spec!r}: {first.reason}\n{scoring.explain()}"
+            )
         return scoring
 
     def _drop_recording(self) -> None:

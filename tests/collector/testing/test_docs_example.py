@@ -36,7 +36,7 @@ def test_the_documented_spec_fails_a_wrong_run_naming_the_check(pytester: pytest
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*tracescore: the spec failed*",
+            "*tracescore: 1 of 1 verdict(s) did not pass; spec 'weather-answers': no clean get_weather*",
             "*weather-answers*FAIL*no clean get_weather execution matches arguments*",
             "*check  arguments  get_weather*",
             '*1  get_weather  {"city": "Rome"}  ok*weather*',

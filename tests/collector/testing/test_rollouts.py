@@ -64,7 +64,7 @@ def test_rollouts_assert_the_figures_over_their_attempts(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(
         [
             "*tracescore_rollouts: 2 of 3 attempts passed: pass^3 0.00 is below 0.50*",
-            "*attempt 2 failed with: tracescore: the spec failed*",
+            "*attempt 2 failed with: tracescore: 1 of 1 verdict(s) did not pass; spec 'weather': no clean*",
             "*tracescore_rollouts: 2 of 3 attempts passed: pass^2 0.33 is below 0.34*",
             "*tracescore_rollouts: needs k >= 1, n >= k and at least one of pass_rate, pass_at_k, pass_hat_k",
         ]
