@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from collector.decode.decoded import DecodedRequest
 from collector.decode.prepare import prepare_decoded
 from collector.model.domain import Span
-from collector.store.database import open_memory_writer
+from collector.store.database import open_memory_writer, open_writer
 from collector.store.writer import WriteJob, Writer, WriterSettings
 from collector.testing.explain import explain
 from collector.testing.otlp_input import spans_from_file, spans_from_sdk
@@ -111,8 +111,12 @@ class Recording:
     """Spans in a private in-memory store (the stored schema, no file), their runs completed as `serve`
     completes them. Close it (or use it as a context manager) to free the store."""
 
-    def __init__(self, spans: Iterable[ReadableSpan | Span]) -> None:
-        self._connection: duckdb.DuckDBPyConnection = open_memory_writer()
+    def __init__(self, spans: Iterable[ReadableSpan | Span], *, db: Path | str | None = None) -> None:
+        """With `db`, the store is that DuckDB file (created, or added to) instead of memory: one that
+        `tracescore score`, `report` and `spec draft` read once the recording is closed."""
+        self._connection: duckdb.DuckDBPyConnection = (
+            open_memory_writer() if db is None else open_writer(Path(db))
+        )
         try:
             self._load(_domain_spans(spans))
         except BaseException:
@@ -120,8 +124,8 @@ class Recording:
             raise
 
     @classmethod
-    def from_file(cls, path: Path | str) -> Recording:
-        return cls(spans_from_file(Path(path)))
+    def from_file(cls, path: Path | str, *, db: Path | str | None = None) -> Recording:
+        return cls(spans_from_file(Path(path)), db=db)
 
     def _load(self, spans: list[Span]) -> None:
         if not spans:
