@@ -24,6 +24,17 @@ def test_the_documented_test_file_passes_as_written(pytester: pytest.Pytester) -
     result.assert_outcomes(passed=4)
 
 
+def test_the_documented_framework_files_pass_as_written(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("agno")
+    pytest.importorskip("openinference.instrumentation.agno")
+    pytester.makepyfile(
+        test_shop_agent=doc_file("test_shop_agent.py"), test_agno_agent=doc_file("test_agno_agent.py")
+    )
+    result = run(pytester, "-q")
+    result.assert_outcomes(passed=4)
+
+
 def test_the_documented_spec_fails_a_wrong_run_naming_the_check(pytester: pytest.Pytester) -> None:
     # The user's file with its one passing assertion turned against it: the failure must say why.
     source = doc_file("test_weather_agent.py").replace(
