@@ -16,6 +16,8 @@ class SpanCapture(SpanProcessor):
 
     def __init__(self) -> None:
         self._spans: list[ReadableSpan] = []
+        # Spans started since the last clear() and not ended yet: span id -> name.
+        self._open: dict[int, str] = {}
         self._lock = threading.Lock()
         self._active = True
         self.provider: TracerProvider | None = None
@@ -30,12 +32,24 @@ class SpanCapture(SpanProcessor):
         return capture
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        return
+        if span.context is None:
+            return
+        with self._lock:
+            if self._active:
+                self._open[span.context.span_id] = span.name
 
     def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
             if self._active:
                 self._spans.append(span)
+                if span.context is not None:
+                    self._open.pop(span.context.span_id, None)
+
+    @property
+    def open_spans(self) -> list[str]:
+        """The names of the spans started since the last `clear()` that have not ended."""
+        with self._lock:
+            return list(self._open.values())
 
     @property
     def spans(self) -> list[ReadableSpan]:
@@ -45,12 +59,14 @@ class SpanCapture(SpanProcessor):
     def clear(self) -> None:
         with self._lock:
             self._spans.clear()
+            self._open.clear()
 
     def shutdown(self) -> None:
         """Stops keeping spans; a provider has no way to remove a processor, so it stays, inert."""
         with self._lock:
             self._active = False
             self._spans.clear()
+            self._open.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True

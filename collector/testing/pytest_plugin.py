@@ -61,7 +61,17 @@ class TraceScore:
         self._drop_recording()
 
     def recording(self) -> Recording:
-        """The captured spans in the in-memory store, runs completed (made again when spans arrived)."""
+        """The captured spans in the in-memory store, runs completed (made again when spans arrived).
+        Fails the test while a span the test started is still open: `serve` would not judge its run
+        yet either, and judging it now could miss what it does before it ends."""
+        __tracebackhide__ = True
+        still_open = [name for capture in self._captures for name in capture.open_spans]
+        if still_open:
+            pytest.fail(
+                f"tracescore: {len(still_open)} span(s) started in this test have not ended "
+                f"({', '.join(sorted(set(still_open))[:5])}): assert once the agent's run is over",
+                pytrace=False,
+            )
         spans = self.spans
         if self._recording is None or self._recorded != len(spans):
             self._drop_recording()

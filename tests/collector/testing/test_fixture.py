@@ -22,6 +22,11 @@ def test_a_bad_spec_fails_with_the_loaders_line(tracescore):
     tracescore.assert_run({"name": "typo", "expected_tool": ["get_weather"]})
 
 
+def test_a_run_still_going_is_not_judged(tracescore):
+    with trace.get_tracer("agent").start_as_current_span("invoke_agent weather"):
+        tracescore.assert_run(SPEC_YAML)
+
+
 def test_spans_of_an_earlier_test_are_not_seen(tracescore):
     assert tracescore.spans == []
     assert tracescore.runs() == []
@@ -31,11 +36,12 @@ def test_spans_of_an_earlier_test_are_not_seen(tracescore):
 def test_the_fixture_says_why_nothing_passed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_FILE)
     result = run(pytester, "-q")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines(
         [
             "*tracescore: no complete run matched the spec (1 complete run(s) captured from 2 span(s);*",
             "*tracescore: <spec data>: spec 'typo': expected_tool: unknown key; did you mean*",
+            "*tracescore: 1 span(s) started in this test have not ended (invoke_agent weather): assert once*",
         ]
     )
     assert "Traceback" not in result.stdout.str()
