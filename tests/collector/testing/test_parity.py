@@ -3,6 +3,7 @@ serve` and scored there by `tracescore score --format json`, give the same JSON,
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +65,52 @@ def _pydantic_ai_run(provider: object) -> None:
         agent.run_sync("any alerts?")
 
 
+def _agno_run(provider: object) -> None:
+    """Agno under OpenInference's instrumentor, its OpenAI model answered by a script (no network)."""
+    agno_agent = pytest.importorskip("agno.agent")
+    agno_openai = pytest.importorskip("agno.models.openai")
+    instrumentation = pytest.importorskip("openinference.instrumentation.agno")
+    import httpx
+
+    replies = [[("get_alerts", {"region": "south"}), ("send_sms", {"to": "+100"})], []]
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        calls = replies.pop(0) if replies else []
+        message: dict[str, object] = {"role": "assistant", "content": None if calls else "done"}
+        if calls:
+            message["tool_calls"] = [
+                {"id": f"call_{n}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                for n, a in calls
+            ]
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        body = {"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-4o"}
+        return httpx.Response(200, json={**body, "choices": [choice], "usage": usage})
+
+    def get_alerts(region: str) -> str:
+        return "storm"
+
+    def send_sms(to: str) -> str:
+        return "sent"
+
+    model = agno_openai.OpenAIChat(
+        id="gpt-4o", api_key="not-used", http_client=httpx.Client(transport=httpx.MockTransport(reply))
+    )
+    instrumentor = instrumentation.AgnoInstrumentor()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("AGNO_TELEMETRY", "false")
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            tracer = provider.get_tracer("harness")  # type: ignore[attr-defined]
+            with tracer.start_as_current_span("rollout", attributes={"tracescore.task.id": "alerts"}):
+                agent = agno_agent.Agent(
+                    name="Alerts", model=model, tools=[get_alerts, send_sms], telemetry=False
+                )
+                agent.run("any alerts?")
+        finally:
+            instrumentor.uninstrument()
+
+
 def test_the_api_gives_the_verdicts_serve_and_score_give(server: ServeProcess, tmp_path: Path) -> None:
     provider = _otel.provider(server, "grpc", service="weather-service")
     memory = InMemorySpanExporter()
@@ -73,6 +120,7 @@ def test_the_api_gives_the_verdicts_serve_and_score_give(server: ServeProcess, t
     weather_agent(tracer, [("get_weather", {"city": "Rome"})])
     weather_agent(tracer, [("get_weather", {"city": "Paris"})], fail="get_weather")
     _pydantic_ai_run(provider)
+    _agno_run(provider)
     assert provider.force_flush(10_000)
     provider.shutdown()
     assert server.stop() == 0
@@ -94,6 +142,8 @@ def test_the_api_gives_the_verdicts_serve_and_score_give(server: ServeProcess, t
         ("weather", "fail"),
         ("weather", "fail"),
         ("alerts", "pass"),
+        ("alerts", "fail"),  # Agno's run sent an SMS (the forbidden-tools gate) and never got the weather
     ]
+    assert [g.kind for g in api.verdicts[-1].gates if not g.satisfied] == ["forbidden_tools"]
     # No time stamp in a verdict's JSON differs: the JSON is equal whole.
     assert api.json() + "\n" == cli.stdout
