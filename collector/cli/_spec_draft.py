@@ -1,6 +1,8 @@
 """`tracescore spec draft`: a spec drafted from chosen runs of a database file (scoring/report/draft.py),
 printed or written, for the user to edit. The runs are chosen as `score` chooses them (`--task`, `--run`,
-`--where`, `--since`, `--until`)."""
+`--where`, `--since`, `--until`), from the file or, with `--clickhouse`, from the Collector's
+`otel_traces` table: the chosen traces go through the decode stage's preparing and the writer into a
+scratch store first, as `score --clickhouse` judges them (collector/clickhouse/scorer.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from collector.cli._parser_clickhouse import iso_time
+from collector.cli import _clickhouse_commands as clickhouse
+from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.cli._parser_selection import _where
 from collector.cli._scoring_commands import UserError, _connect, run_window
+from collector.clickhouse.connection import connect
+from collector.clickhouse.scorer import Scratch, load_window
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.report.draft import MIN_LATENCY_MS, draft_spec
 from scoring.spec.window import RunWindow, chosen_run_ids
@@ -60,20 +65,38 @@ def spec_parser(sub: Subparsers) -> None:
         metavar="KEY=VALUE",
         help="only runs whose KEY equals VALUE, compared as a spec's select; repeatable (as `score --where`)",
     )
+    clickhouse_arguments(d, score=False)
 
 
 def run_spec(args: argparse.Namespace) -> int:
-    connection = _connect(args.db, write=False)
-    try:
-        text = draft_text(connection, args, run_window(args))
-    finally:
-        connection.close()
+    clickhouse.check_flags(args)
+    if args.clickhouse:
+        text = _from_clickhouse(args)
+    else:
+        connection = _connect(args.db, write=False)
+        try:
+            text = draft_text(connection, args, run_window(args))
+        finally:
+            connection.close()
     if args.output is not None:
         args.output.write_text(text)
         print(f"tracescore: wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _from_clickhouse(args: argparse.Namespace) -> str:
+    """The chosen traces (--since and --until are ClickHouse's to apply) into a scratch store, then drafted
+    from there with --where, --task and --run."""
+    connection = connect(args.clickhouse)
+    scratch = Scratch()
+    try:
+        load_window(connection, clickhouse.selection(args), scratch, batch_traces=args.batch_traces)
+        return draft_text(scratch.connection, args, RunWindow.of(where=args.where or ()))
+    finally:
+        scratch.close()
+        connection.close()
 
 
 def draft_text(connection: duckdb.DuckDBPyConnection, args: argparse.Namespace, window: RunWindow) -> str:

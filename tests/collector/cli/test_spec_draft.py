@@ -3,11 +3,13 @@ them (never a draft its own runs fail) and fails each broken run for the reason 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -17,6 +19,8 @@ from collector.testing import Recording
 from scoring import Verdict
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.report.draft import Draft, _verified, draft_spec
+from tests.collector.clickhouse._chdb_tool import load
+from tests.collector.clickhouse._corpus import otlp_json
 
 # The demo's good runs, by story; every other run is broken, by the check (or gate) named here.
 GOOD = {"asks the right questions", "fast answer", "approved by a person"}
@@ -29,6 +33,9 @@ BROKEN_BY = {
 }
 
 
+_SPANS: list[ReadableSpan] = []
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str, str, str]]]:
     """The demo's rollouts stored in a database file: (task, story, trace id) of each."""
@@ -38,7 +45,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[str
     tracer = provider.get_tracer("demo")
     traces = [(r.task, r.story, run_agent(tracer, r)) for r in ROLLOUTS]
     db = tmp_path_factory.mktemp("draft") / "demo.duckdb"
-    Recording(memory.get_finished_spans(), db=db).close()
+    _SPANS[:] = memory.get_finished_spans()
+    Recording(_SPANS, db=db).close()
     return db, traces
 
 
@@ -122,3 +130,27 @@ def test_what_a_drafted_run_fails_is_taken_out_and_said(
         "latency (a run it was drafted from failed it)",
     ]
     assert "# taken out: arguments" in checked.yaml()
+
+
+def test_a_draft_from_clickhouse_is_the_draft_from_the_file(
+    demo: tuple[Path, list[tuple[str, str, str]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same spans in the Collector's otel_traces table (chDB, in a child process as every chDB test)
+    and in a database file: one draft."""
+    pytest.importorskip("chdb")
+    db, _ = demo
+    clickhouse = tmp_path / "clickhouse"
+    load(clickhouse, [otlp_json(_SPANS)])
+    assert main(["spec", "draft", "--db", str(db), "--task", "stock-check"]) == 0
+    from_file = capsys.readouterr().out
+    command = ["spec", "draft", "--clickhouse", f"chdb:{clickhouse}", "--task", "stock-check"]
+    done = subprocess.run(
+        [sys.executable, "-m", "collector.cli", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "check_stock" in from_file
+    assert done.stdout == from_file
