@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.collector.testing._plugin import run
+from tests.collector.testing._plugin import preload, run
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "testing.md"
 
@@ -25,9 +25,14 @@ def test_the_documented_test_file_passes_as_written(pytester: pytest.Pytester) -
 
 
 def test_the_documented_framework_files_pass_as_written(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("pydantic_ai")
-    pytest.importorskip("agno")
-    pytest.importorskip("openinference.instrumentation.agno")
+    preload(
+        "httpx",
+        "pydantic_ai.capabilities",
+        "pydantic_ai.models.function",
+        "agno.agent",
+        "agno.models.openai",
+        "openinference.instrumentation.agno",
+    )
     pytester.makepyfile(
         test_shop_agent=doc_file("test_shop_agent.py"), test_agno_agent=doc_file("test_agno_agent.py")
     )

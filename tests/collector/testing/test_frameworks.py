@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.collector.testing._plugin import run
+from tests.collector.testing._plugin import preload, run
 
 PYDANTIC_AI = """
 from pydantic_ai import Agent
@@ -128,7 +128,7 @@ def test_charging_the_card_is_forbidden(tracescore, monkeypatch):
 
 
 def test_a_pydantic_ai_agent_passes_and_fails_as_its_spec_says(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("pydantic_ai")
+    preload("pydantic_ai.capabilities", "pydantic_ai.models.function")
     pytester.makepyfile(test_shop=PYDANTIC_AI)
     result = run(pytester, "-q")
     result.assert_outcomes(passed=1, failed=1)
@@ -143,8 +143,7 @@ def test_a_pydantic_ai_agent_passes_and_fails_as_its_spec_says(pytester: pytest.
 
 
 def test_an_openinference_agno_agent_passes_and_fails_as_its_spec_says(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("agno")
-    pytest.importorskip("openinference.instrumentation.agno")
+    preload("httpx", "agno.agent", "agno.models.openai", "openinference.instrumentation.agno")
     pytester.makepyfile(test_shipping=AGNO)
     result = run(pytester, "-q")
     result.assert_outcomes(passed=1, failed=1)

@@ -51,9 +51,9 @@ def test_a_marker_without_a_figure_is_refused(tracescore):
 
 def test_rollouts_assert_the_figures_over_their_attempts(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_flaky=FLAKY)
-    result = run(pytester, "-q")
-    reports = result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
-    outcomes = {r.nodeid.split("::")[1]: r.outcome for r in reports if r.when == "call"}
+    result = run(pytester, "-q", "-rA")
+    summary = [line.split(" ", 1) for line in result.stdout.lines if line.startswith(("PASSED ", "FAILED "))]
+    outcomes = {test.split("::")[1].split(" ")[0]: outcome.lower() for outcome, test in summary}
     assert outcomes == {
         "test_two_in_three_meets_a_rate_of_0_6": "passed",
         "test_two_in_three_is_not_pass_hat_3": "failed",
