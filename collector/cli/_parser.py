@@ -19,7 +19,7 @@ from collector.cli._parser_compare import compare_parser, diff_parser
 from collector.cli._parser_demo import demo_parser
 from collector.cli._parser_links import trace_url_argument
 from collector.cli._parser_selection import selection_arguments
-from collector.cli._spec_draft import spec_parser
+from collector.cli._parser_spec import spec_parser
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,

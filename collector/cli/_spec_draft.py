@@ -8,64 +8,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import duckdb
 
 from collector.cli import _clickhouse_commands as clickhouse
-from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
-from collector.cli._parser_selection import _where
-from collector.cli._scoring_commands import UserError, _connect, run_window
+from collector.cli._scoring_commands import _connect, run_window
 from collector.clickhouse.connection import connect
 from collector.clickhouse.scorer import Scratch, load_window
+from scoring import SpecError
 from scoring.evidence.runs import complete_runs, load_evidence
-from scoring.report.draft import MIN_LATENCY_MS, draft_spec
+from scoring.report.draft import draft_spec
 from scoring.spec.window import RunWindow, chosen_run_ids
 
-if TYPE_CHECKING:
-    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-
-class DraftError(UserError):
-    """Nothing to draft from, or a draft that could not be made to pass its runs."""
-
-
-def spec_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("spec", help="work with specs: `spec draft` writes one from chosen good runs")
-    actions = p.add_subparsers(dest="spec_command", required=True)
-    d = actions.add_parser(
-        "draft",
-        help="draft a spec that the chosen runs pass, each line with its evidence; a starting point to edit",
-        description="Draft a spec from chosen runs of a database file: the tools every run used, argument "
-        "values constant across runs, the values seen of varying ones, call counts, the order when every "
-        "run agreed, latency bounds from the slowest call plus a margin, strict mode when the tool set "
-        "never varied. The draft is judged on every run it came from; a check one of them fails is taken "
-        "out. Stop serve first, or draft from a copy: the file is opened read-only.",
-    )
-    d.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
-    d.add_argument("--task", help="draft from the runs of this task id")
-    d.add_argument("--run", action="append", help="draft from this run id; repeatable")
-    d.add_argument("--name", help="the spec's name (default: the task, else 'drafted')")
-    d.add_argument(
-        "--margin",
-        type=float,
-        default=0.5,
-        help="latency bounds are the slowest call seen times 1 + MARGIN (default 0.5: 50%% above), at "
-        f"least {MIN_LATENCY_MS} ms",
-    )
-    d.add_argument("--output", "-o", type=Path, help="write the draft to this file instead of stdout")
-    g = d.add_argument_group("choosing runs (as `score` chooses them)")
-    g.add_argument("--since", type=iso_time, help="only runs that started at or after this time (ISO 8601)")
-    g.add_argument("--until", type=iso_time, help="only runs that started before this time")
-    g.add_argument(
-        "--where",
-        type=_where,
-        action="append",
-        metavar="KEY=VALUE",
-        help="only runs whose KEY equals VALUE, compared as a spec's select; repeatable (as `score --where`)",
-    )
-    clickhouse_arguments(d, score=False)
+class DraftError(SpecError):
+    """No spec could be drafted: nothing to draft from, or runs that agree on nothing a spec checks."""
 
 
 def run_spec(args: argparse.Namespace) -> int:

@@ -98,6 +98,13 @@ def test_a_draft_from_every_run_of_a_task_never_fails_one_of_them(
             draft_spec(refunds, "refund")
 
 
+def test_the_help_states_the_drafts_latency_floor() -> None:
+    # docs/cli.md is the parser's help (tests/test_docs.py); the parser module does not import scoring.
+    from scoring.report.draft import MIN_LATENCY_MS
+
+    assert f"at least {MIN_LATENCY_MS} ms" in (Path(__file__).parents[3] / "docs" / "cli.md").read_text()
+
+
 def test_nothing_to_draft_from_is_one_line(
     demo: tuple[Path, list[tuple[str, str, str]]], capsys: pytest.CaptureFixture[str]
 ) -> None:
