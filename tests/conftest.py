@@ -7,6 +7,9 @@ import pytest
 
 from tests._server import ServeProcess
 
+# `pytester` runs a user's test file with tracescore's pytest plugin (tests/collector/testing/).
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServeProcess]:

@@ -19,7 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # Lowest first: a stage may import only from stages earlier in this list (the `api` package is the
 # generated gRPC code, which only the serve stage uses). Every collector stage may use scoring.
 LAYERS = {
-    "collector": ["model", "recognise", "store", "decode", "clickhouse", "receive", "api", "serve", "cli"],
+    "collector": [
+        "model",
+        "recognise",
+        "store",
+        "decode",
+        "clickhouse",
+        "testing",
+        "receive",
+        "api",
+        "serve",
+        "cli",
+    ],
     "scoring": ["evidence", "verdict", "spec", "checks", "judge", "batch", "report"],
 }
 # Stages on one level know nothing of each other.

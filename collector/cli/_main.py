@@ -157,8 +157,15 @@ def _run_compare(args: argparse.Namespace) -> int:
     return run_compare(args)
 
 
+def _run_spec(args: argparse.Namespace) -> int:
+    from collector.cli._spec_draft import run_spec
+
+    return run_spec(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": _run_check,
+    "spec": _run_spec,
     "doctor": _run_doctor,
     "export": _run_export,
     "demo": _run_demo,

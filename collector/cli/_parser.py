@@ -19,6 +19,7 @@ from collector.cli._parser_compare import compare_parser, diff_parser
 from collector.cli._parser_demo import demo_parser
 from collector.cli._parser_links import trace_url_argument
 from collector.cli._parser_selection import selection_arguments
+from collector.cli._parser_spec import spec_parser
 from collector.serve.settings import (
     CONFIG_ENV,
     LOG_FORMATS,
@@ -406,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
         _export_parser,
         _doctor_parser,
         ci.check_parser,
+        spec_parser,
     ):
         add(sub)
     return parser

@@ -14,7 +14,7 @@ period passed (or they went idle), then resolution decides each execution's run,
 
 Public:
 - `schema`: `SCHEMA_VERSION`, `create_schema_sql`, the tables and views.
-- `database`: `open_writer`, `open_reader`, `DatabaseError`, `explain_open_error`.
+- `database`: `open_writer`, `open_memory_writer`, `open_reader`, `DatabaseError`, `explain_open_error`.
 - `acknowledged`: `Acknowledgements` (the writer's count of acknowledged spans in `<db>.acks`, synced
   before each answer, compared at start before DuckDB may write), `verify`, `Verification`,
   `RecordDamaged`, `shortfall`, `refusal` (`tracescore doctor` runs the same comparison).

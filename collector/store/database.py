@@ -164,6 +164,18 @@ def _prepare(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
     connection.execute("SET lock_configuration = true")  # nothing after this point may loosen it
 
 
+def open_memory_writer() -> duckdb.DuckDBPyConnection:
+    """A writer connection on a private in-memory database with the stored schema: the Python API's
+    and the pytest plugin's store (collector/testing/), which writes no file."""
+    connection = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        _prepare(connection, Path(":memory:"))
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
 def open_reader(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection for the CLI when no server holds the file."""
     if not path.exists():

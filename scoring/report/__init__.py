@@ -18,6 +18,8 @@ Public:
   intervals and an exact test (`tracescore diff` and `compare`).
 - `diff_text`: `deltas_text`, the table of both.
 - `stats`: `wilson_interval`, `fisher_exact`: the statistics, in pure Python.
+- `draft`: `draft_spec`, `Draft`: a spec drafted from chosen runs that they all pass (`tracescore spec
+  draft`), each key with its evidence.
 
 Private: `_charts` (the SVG charts of the HTML page).
 """

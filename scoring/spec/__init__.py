@@ -14,7 +14,8 @@ checks stage and its entry in docs/checks.md.
 Public:
 - `specs`: `Spec`, `CATALOGUE_KEYS`, `MULTITURN_KEYS`.
 - `errors`: `SpecError` (apart from the models: catching it loads no pydantic).
-- `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated.
+- `files`: `load_specs`, `load_spec_file`, `spec_files`: spec files and folders read and validated;
+  `load_spec_text`, `load_spec_data`: specs given as YAML text or parsed data (the Python API).
 - `check_models`: the catalogue keys' models (`Rule`, `TrajectoryItem`, `Latency`, …).
 - `percentiles`: `PERCENTILES`, `window_seconds` (the latency keys' plain data, which the task aggregate
   reads with no spec loaded).

@@ -81,15 +81,23 @@ def documents(path: Path) -> list[Any]:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise DocumentError(f"{path}: not UTF-8 text: {exc}") from exc
+    return text_documents(text, str(path), as_json=path.suffix.lower() == ".json")
+
+
+def text_documents(text: str, origin: str, *, as_json: bool = False) -> list[Any]:
+    """The documents of spec text that did not come from a file (a YAML string in a test); `origin`
+    names it in messages. Bounded as files are."""
+    if len(text.encode()) > _MAX_SPEC_FILE_BYTES:
+        raise DocumentError(f"{origin}: too large for a spec (limit 4 MiB)")
     try:
-        if path.suffix.lower() == ".json":
+        if as_json:
             return [json.loads(text)]
         return [doc for doc in yaml.load_all(text, Loader=_BoundedLoader) if doc is not None]
     except _Refused as exc:
-        raise DocumentError(f"{path}: refused: {exc}") from exc
+        raise DocumentError(f"{origin}: refused: {exc}") from exc
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
-        kind = "JSON" if path.suffix.lower() == ".json" else "YAML"
-        raise DocumentError(f"{path}: not valid {kind}: {_one_line(exc)}") from exc
+        kind = "JSON" if as_json else "YAML"
+        raise DocumentError(f"{origin}: not valid {kind}: {_one_line(exc)}") from exc
 
 
 def _at(mark: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from scoring.spec._documents import DocumentError, documents
+from scoring.spec._documents import DocumentError, documents, text_documents
 from scoring.spec._messages import location, unknown_key
 from scoring.spec.errors import SpecError
 from scoring.spec.specs import Spec
@@ -50,17 +50,36 @@ def _spec(path: Path, index: int, raw: Any) -> Spec:
 
 
 def load_spec_file(path: Path) -> list[Spec]:
-    specs: list[Spec] = []
     try:
         found = documents(path)
     except DocumentError as exc:
         raise SpecError(str(exc)) from exc
+    return _specs_of(path, found)
+
+
+def _specs_of(origin: Path, found: list[Any]) -> list[Spec]:
+    specs: list[Spec] = []
     for document in found:
         items = document if isinstance(document, list) else [document]
-        specs.extend(_spec(path, len(specs), item) for item in items)
+        specs.extend(_spec(origin, len(specs), item) for item in items)
     if not specs:
-        raise SpecError(f"{path}: holds no spec")
+        raise SpecError(f"{origin}: holds no spec")
     return specs
+
+
+def load_spec_text(text: str, origin: str = "<spec text>") -> list[Spec]:
+    """The specs of YAML (or JSON, which is YAML) text, validated as a file's are; `origin` names the
+    text in messages (the Python API and the pytest plugin take specs as strings)."""
+    try:
+        found = text_documents(text, origin)
+    except DocumentError as exc:
+        raise SpecError(str(exc)) from exc
+    return _specs_of(Path(origin), found)
+
+
+def load_spec_data(data: dict[str, Any] | list[Any], origin: str = "<spec data>") -> list[Spec]:
+    """The specs of an already parsed document: one spec as a mapping, or a list of them."""
+    return _specs_of(Path(origin), [data])
 
 
 _SPEC_SUFFIXES = (".yaml", ".yml", ".json")
