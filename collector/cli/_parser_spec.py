@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
-from collector.cli._parser_selection import _where
+from collector.cli._parser_clickhouse import clickhouse_arguments
+from collector.cli._parser_selection import selection_arguments
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -39,14 +39,5 @@ def spec_parser(sub: Subparsers) -> None:
         "least 100 ms",
     )
     d.add_argument("--output", "-o", type=Path, help="write the draft to this file instead of stdout")
-    g = d.add_argument_group("choosing runs (as `score` chooses them)")
-    g.add_argument("--since", type=iso_time, help="only runs that started at or after this time (ISO 8601)")
-    g.add_argument("--until", type=iso_time, help="only runs that started before this time")
-    g.add_argument(
-        "--where",
-        type=_where,
-        action="append",
-        metavar="KEY=VALUE",
-        help="only runs whose KEY equals VALUE, compared as a spec's select; repeatable (as `score --where`)",
-    )
+    selection_arguments(d)  # the same choice of runs as `score`'s
     clickhouse_arguments(d, score=False)
