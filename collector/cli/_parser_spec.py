@@ -24,9 +24,10 @@ def spec_parser(sub: Subparsers) -> None:
         "values constant across runs, the values seen of varying ones, call counts, the order when every "
         "run agreed, latency bounds from the slowest call plus a margin, strict mode when the tool set "
         "never varied. The draft is judged on every run it came from; a check one of them fails is taken "
-        "out. Stop serve first, or draft from a copy: the file is opened read-only.",
+        "out. While serve holds the file, the draft is made from its complete traces, read through its API.",
     )
     d.add_argument("--db", type=Path, default=Path("tracescore.duckdb"), help="DuckDB file")
+    d.add_argument("--server", help="a running tracescore's HTTP API, e.g. http://127.0.0.1:4318")
     d.add_argument("--task", help="draft from the runs of this task id")
     d.add_argument("--run", action="append", help="draft from this run id; repeatable")
     d.add_argument("--name", help="the spec's name (default: the task, else 'drafted')")

@@ -3,6 +3,7 @@ them (never a draft its own runs fail) and fails each broken run for the reason 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import yaml
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import set_span_in_context
 
 from collector.cli import main
 from collector.cli._demo_agent import ROLLOUTS, run_agent
@@ -19,6 +21,8 @@ from collector.testing import Recording
 from scoring import Verdict
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.report.draft import Draft, _verified, draft_spec
+from tests._otel import provider
+from tests._server import ServeProcess
 from tests.collector.clickhouse._chdb_tool import load
 from tests.collector.clickhouse._corpus import otlp_json
 
@@ -161,3 +165,38 @@ def test_a_draft_from_clickhouse_is_the_draft_from_the_file(
     assert done.returncode == 0, done.stderr
     assert "check_stock" in from_file
     assert done.stdout == from_file
+
+
+def test_a_draft_while_serve_holds_the_file_is_the_draft_from_the_file(
+    demo: tuple[Path, list[tuple[str, str, str]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """serve holds the file, so no other process may open it: `spec draft --db` finds the server and
+    drafts from its complete traces, read through its API; the draft is the one the file gives. A trace
+    still open on the server, which calls a tool no run of the file calls, is left out (a half run
+    would draft a half spec)."""
+    db, _ = demo
+    assert main(["spec", "draft", "--db", str(db), "--task", "stock-check"]) == 0
+    from_file = capsys.readouterr().out
+    served = tmp_path / "served.duckdb"
+    shutil.copyfile(db, served)
+    server = ServeProcess(served, extra_args=("--grace-seconds", "300")).start()
+    tp = provider(server, "http")
+    try:
+        tracer = tp.get_tracer("tests")
+        root = tracer.start_span("still open", attributes={"tracescore.task.id": "stock-check"})
+        with tracer.start_as_current_span(
+            "execute_tool open_only",
+            context=set_span_in_context(root),
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "open_only"},
+        ):
+            pass
+        assert tp.force_flush()  # acknowledged, so stored: the server holds the open trace
+        assert main(["spec", "draft", "--db", str(served), "--task", "stock-check"]) == 0
+        root.end()
+    finally:
+        tp.shutdown()
+        server.kill()
+    from_server = capsys.readouterr().out
+    assert "check_stock" in from_file
+    assert "open_only" not in from_server
+    assert from_server == from_file
