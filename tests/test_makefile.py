@@ -77,7 +77,7 @@ def test_demo_first_installs_the_runtime_alone_then_test_adds_the_test_extra(fre
     test = _make("test", fresh)
     assert _installs(test) == ["python -m pip install --quiet -e .[test]"]
     assert not any("-m venv" in c for c in test)
-    assert test[-1] == "python -m pytest -q"
+    assert test[-1] == "python -m pytest -q -n 2 --dist loadfile"
     assert _installs(_make("demo", fresh)) == []  # nothing more to install
 
 
