@@ -49,16 +49,6 @@ def _workers(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from exc
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
-    return value
-
-
 def _serve_parser(sub: Subparsers) -> None:
     env = {s.name: s.env for s in SERVE_SETTINGS}
     p = sub.add_parser(
@@ -117,7 +107,7 @@ def _serve_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--export-every",
         dest="export_every",
-        type=_seconds,
+        type=ci.positive_seconds,
         metavar="SECONDS",
         help=f"seconds between exports to --export-dir (default 300; {env['export_every']})",
     )
@@ -154,7 +144,7 @@ def _serve_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--http-header-timeout-seconds",
         dest="http_header_timeout_seconds",
-        type=_seconds,
+        type=ci.positive_seconds,
         metavar="SECONDS",
         help="close an OTLP/HTTP connection left this long without a complete request head "
         f"(default 60; {env['http_header_timeout_seconds']})",
@@ -162,7 +152,7 @@ def _serve_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--http-body-timeout-seconds",
         dest="http_body_timeout_seconds",
-        type=_seconds,
+        type=ci.positive_seconds,
         metavar="SECONDS",
         help=f"answer 408 to an OTLP/HTTP body not received in this time (default 60; "
         f"{env['http_body_timeout_seconds']})",

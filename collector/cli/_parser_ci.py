@@ -20,7 +20,8 @@ SCORE_FORMAT_HELP = (
 )
 
 
-def _wait_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
+    """A duration flag's value: seconds above 0 (also the parser's own flags)."""
     try:
         value = float(text)
     except ValueError as exc:
@@ -40,7 +41,7 @@ def gate_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--wait",
-        type=_wait_seconds,
+        type=positive_seconds,
         metavar="SECONDS",
         help="first wait up to SECONDS for the running serve to complete the runs it has received (their "
         "grace period); what never arrived is not waited for",
