@@ -6,10 +6,6 @@ compiled part it brings."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -18,10 +14,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from tests._child import child_json
 from tests._otel import exporter
 from tests._server import ServeProcess
 
-ROOT = Path(__file__).resolve().parents[3]
 SPEC_MODELS = {"pydantic_core": "pydantic", "_re2": "re2", "rpds": "jsonschema"}
 WORKER_NEVER = {"_duckdb": "duckdb", "_yaml": "yaml", **SPEC_MODELS}
 
@@ -93,12 +89,4 @@ def test_the_workers_modules_import_no_duckdb_yaml_or_spec_models() -> None:
         "never = ('duckdb', 'yaml', 'pydantic', 'jsonschema', 're2', 'scoring', 'collector.serve')\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(never))))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert child_json(probe) == []

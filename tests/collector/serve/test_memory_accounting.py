@@ -3,7 +3,6 @@ handing memory back to the system starts no process of its own."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,11 +15,11 @@ import pytest
 
 from collector.decode.pool import Preparer
 from collector.serve.memory import MIB, resident_bytes
+from tests._child import ROOT, child_json
 from tests._otel import stored_rows
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 
-ROOT = Path(__file__).resolve().parents[3]
 FAT_CHILD_MIB = 500
 
 
@@ -50,15 +49,7 @@ def test_releasing_free_memory_starts_no_process() -> None:
         print(json.dumps(started))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert child_json(probe) == []
 
 
 @pytest.fixture
