@@ -28,7 +28,7 @@ from collector.serve._read_lanes import LaneFull, ReadLanes
 from collector.serve._services import Services
 from collector.serve._window_params import window_from_body, window_from_query
 from collector.store.sql import SqlRefused
-from scoring import aggregate, store_verdicts
+from scoring import aggregate
 from scoring.report.build import BUCKETS, SECTIONS, ReportError, build_report, sections
 from scoring.spec.window import group_values
 
@@ -306,8 +306,7 @@ class HttpApi:
         def score(cursor: Any) -> list[dict[str, Any]]:
             verdicts = list(score_runs(cursor, specs, run_id=run, task_id=task, window=window))
             if store:
-                with self._services.verdicts_lock:  # the history export's horizon waits for it
-                    store_verdicts(cursor, verdicts)
+                self._services.verdict_writes.store(cursor, verdicts)
             return [v.to_dict() for v in verdicts]
 
         try:

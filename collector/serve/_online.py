@@ -31,8 +31,8 @@ from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import VerdictExporter
 from collector.serve._verdict_store import Delivered, VerdictStore
+from collector.serve._verdict_writes import VerdictWrites
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
-from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema
 from scoring.evidence.conversations import complete_conversations, load_conversations
@@ -68,13 +68,9 @@ class OnlineScorer:
         hub: VerdictHub | None = None,
         exporter: VerdictExporter | None = None,
         grace_s: float = 2.0,
-        verdicts_lock: threading.Lock | None = None,
-        partitions: Partitions | None = None,
+        writes: VerdictWrites | None = None,
     ) -> None:
         self._con = connection
-        # Held from a verdict's time stamp to its commit: the history export's horizon waits for it.
-        self._verdicts_lock = verdicts_lock or threading.Lock()
-        self._partitions = partitions
         self.specs = specs
         self._hub = hub
         self._exporter = exporter
@@ -83,7 +79,7 @@ class OnlineScorer:
         self._pending = 0
         self._lock = threading.Lock()
         self.stats = OnlineStats()
-        self._store = VerdictStore(connection.cursor(), self._stored, self._verdicts_lock, partitions)
+        self._store = VerdictStore(connection.cursor(), self._stored, writes)
         # Conversations (runs sharing a conversation id) are judged after their last turn: see the timer.
         self._conversations = ConversationTimer(grace_s)
         # Runs completed before this moment were completed by an earlier process: only those can have

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import duckdb
@@ -12,6 +11,7 @@ from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
 from collector.serve._spec_source import SpecSource
+from collector.serve._verdict_writes import VerdictWrites
 from collector.store.writer import Writer
 
 
@@ -24,8 +24,8 @@ class Services:
     hub: VerdictHub
     online: OnlineScorer | None = None
     draining: bool = field(default=False)
-    # Held by every verdict store from its time stamp to its commit (the history export's horizon).
-    verdicts_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Every verdict stored goes through it: the history export's lock, the partition no checkpoint writes.
+    verdict_writes: VerdictWrites = field(default_factory=VerdictWrites)
     history: HistoryExport | None = None
 
     def not_ready_reason(self) -> str | None:

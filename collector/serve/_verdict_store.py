@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from collector.store.partitions import Partitions
-from scoring import Verdict, store_verdicts
+from collector.serve._verdict_writes import VerdictWrites
+from scoring import Verdict
 
 log = logging.getLogger("tracescore.online")
 
@@ -68,15 +68,10 @@ class VerdictStore:
         self,
         connection: duckdb.DuckDBPyConnection,
         on_stored: Stored,
-        verdicts_lock: threading.Lock | None = None,
-        partitions: Partitions | None = None,
+        writes: VerdictWrites | None = None,
     ) -> None:
         self._con = connection
-        # Held from a verdict's `scored_at` to its commit: the history export's horizon waits for it.
-        self._verdicts_lock = verdicts_lock or threading.Lock()
-        # Verdicts go into the partition no checkpoint is writing, as the writer's rows do: a commit held
-        # by a checkpoint would hold the writer's commits too (collector/store/partitions.py).
-        self._partitions = partitions
+        self._writes = writes or VerdictWrites()
         self._on_stored = on_stored
         self._queue: queue.SimpleQueue[Delivered | None] = queue.SimpleQueue()
         self._stopping = threading.Event()
@@ -138,12 +133,7 @@ class VerdictStore:
         try:
             verdicts = [v for d in batch for v in d.verdicts]
             texts = [t for d in batch for t in d.texts]
-            with self._verdicts_lock:
-                if self._partitions is None:
-                    store_verdicts(self._con, verdicts, texts)
-                else:
-                    with self._partitions.writing():
-                        store_verdicts(self._con, verdicts, texts, into=self._partitions.active("verdicts"))
+            self._writes.store(self._con, verdicts, texts)
             stored = True
         except Exception:
             stored = False

@@ -16,7 +16,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
+from collector.serve._verdict_writes import VerdictWrites
 from collector.serve.memory import MIB, MemoryGuard, budget, intake_bytes, sizes, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
@@ -138,10 +138,11 @@ async def start(settings: ServeSettings) -> Running:
             export = None
     exporter = VerdictExporter(export) if export else None
     hub = VerdictHub(asyncio.get_running_loop())
-    verdicts_lock = threading.Lock()
-    # Verdicts are stored into the partition no checkpoint is writing, as the writer's rows are: a
-    # commit held by a checkpoint would hold the writer's commits too (collector/store/partitions.py).
+    # Verdicts (online and `POST /api/v1/score`'s) are stored into the partition no checkpoint is
+    # writing, as the writer's rows are: a commit held by a checkpoint would hold the writer's commits too
+    # (collector/store/partitions.py).
     partitions = Partitions()
+    verdict_writes = VerdictWrites(partitions)
     online = (
         OnlineScorer(
             connection.cursor(),
@@ -149,8 +150,7 @@ async def start(settings: ServeSettings) -> Running:
             hub,
             exporter,
             grace_s=settings.grace_seconds,
-            verdicts_lock=verdicts_lock,
-            partitions=partitions,
+            writes=verdict_writes,
         )
         if specs.paths or exporter
         else None
@@ -158,7 +158,7 @@ async def start(settings: ServeSettings) -> Running:
     if online is None:  # `score` through the API stores verdicts whether or not serve scores online
         ensure_verdict_schema(connection)
     history = (
-        HistoryExport(connection, settings.export_dir, settings.export_every, verdicts_lock)
+        HistoryExport(connection, settings.export_dir, settings.export_every, verdict_writes.lock)
         if settings.export_dir is not None
         else None
     )
@@ -210,7 +210,7 @@ async def start(settings: ServeSettings) -> Running:
         intake_bytes=intake_bytes(memory, workers) if memory is not None else DEFAULT_INTAKE_BYTES,
     )
     services = Services(
-        connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history
+        connection, writer, ingest, specs, hub, online, verdict_writes=verdict_writes, history=history
     )
     security = Security(
         token=settings.auth_token or None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -234,6 +235,45 @@ def test_commits_during_checkpoints_go_to_the_other_partition_and_are_timed_in_t
         assert server.stop() == 0, server.log()
     assert server.query("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans") == [(sent, sent)]
     in_each = server.query("SELECT (SELECT count(*) FROM spans_p0), (SELECT count(*) FROM spans_p1)")
+    assert all(count > 0 for count in in_each[0]), in_each
+
+
+def _score_over_api(server: ServeProcess, run_id: str) -> list[dict[str, object]]:
+    spec = {"name": "looked-up", "expected_tools": ["lookup"]}
+    body = json.dumps({"specs": [spec], "run": run_id}).encode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{server.http_port}/api/v1/score",
+        data=body,
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as answer:
+        verdicts: list[dict[str, object]] = json.loads(answer.read())
+    return verdicts
+
+
+def test_verdicts_stored_through_the_scoring_api_follow_the_partition_switch(tmp_path: Path) -> None:
+    """`POST /api/v1/score` stores its verdicts into the partition no checkpoint is writing, as online
+    scoring does: it once always wrote `verdicts_p0`, so a checkpoint writing that partition held the
+    request's commit (and the writer's commits behind it). Runs are scored through the API across several
+    checkpoints; both partitions must end up holding some of their verdicts."""
+    server = ServeProcess(tmp_path / "v.duckdb", env={"TRACESCORE_CHECKPOINT_SECONDS": "1"}).start()
+    scored = 0
+    try:
+        deadline = time.monotonic() + 60
+        while _metric(server, "tracescore_checkpoints_total") < 3 or scored < 4:
+            assert time.monotonic() < deadline, "three checkpoints did not happen in 60 s"
+            root, spans = _agent_trace(new_trace_id())
+            assert post_json(server.http_url, request(spans)) == (200, {})
+            while not (verdicts := _score_over_api(server, root)):  # the run completes after its grace
+                assert time.monotonic() < deadline, f"run {root} was never scored"
+                time.sleep(0.1)
+            assert [v["label"] for v in verdicts] == ["pass"]
+            scored += 1
+            time.sleep(0.3)
+    finally:
+        assert server.stop() == 0, server.log()
+    in_each = server.query("SELECT (SELECT count(*) FROM verdicts_p0), (SELECT count(*) FROM verdicts_p1)")
+    assert sum(in_each[0]) == scored
     assert all(count > 0 for count in in_each[0]), in_each
 
 
