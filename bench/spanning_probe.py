@@ -1,9 +1,13 @@
-"""What online scoring's one read per batch costs (`python -m bench.spanning_probe`): which runs of a
-batch also have stored rows in another trace (collector/store/live_evidence.py), against a `run_traces`
-of N runs, asked as the join of an unnested list (before) and as an IN list of parameters (now).
+"""What the reads of `run_traces` on the verdict's path cost (`python -m bench.spanning_probe`), against a
+`run_traces` of N runs, each asked as the join of an unnested list (before) and as an IN list of
+parameters (now):
+- online scoring's one read per batch: which runs of a batch also have stored rows in another trace
+  (collector/store/live_evidence.py), by `run_id`;
+- the writer's lookup, per group commit, of the traces new to this process: were they completed before
+  (collector/store/writer.py `_stored_span_ids`, `_adopt_stored`), by `trace_id`.
 
-DuckDB answers the IN list from the `run_id` index; the join it plans as a hash join over a scan of the
-whole table, so its cost grows with the history.
+DuckDB answers the IN list from the index; the join it plans as a hash join over a scan of the whole
+table, so its cost grows with the history.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ _JOINED = (
 )
 
 
+_JOINED_TRACES = (
+    "SELECT DISTINCT trace_id FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
+    "JOIN run_traces ON run_traces.trace_id = w.wanted"
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=500_000, help="runs stored in run_traces")
@@ -39,18 +49,32 @@ def main() -> None:
             [ids],
         )
         connection.execute("CHECKPOINT")
-        timings: dict[str, list[float]] = {"joined (before)": [], "IN list (now)": []}
+        timings: dict[str, list[float]] = {
+            "by run_id, joined (before)": [],
+            "by run_id, IN list (now)": [],
+            "by trace_id, joined (before)": [],
+            "by trace_id, IN list (now)": [],
+        }
         for _ in range(args.repeat):
             batch = [uuid.uuid4().hex for _ in range(args.batch - 1)] + [ids[len(ids) // 2]]
             started = time.perf_counter()
             connection.execute(_JOINED, [batch, batch]).fetchall()
-            timings["joined (before)"].append(time.perf_counter() - started)
+            timings["by run_id, joined (before)"].append(time.perf_counter() - started)
             started = time.perf_counter()
             connection.execute(
                 f"SELECT run_id, trace_id FROM run_traces WHERE run_id IN ({', '.join('?' * len(batch))})",
                 batch,
             ).fetchall()
-            timings["IN list (now)"].append(time.perf_counter() - started)
+            timings["by run_id, IN list (now)"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            connection.execute(_JOINED_TRACES, [batch]).fetchall()
+            timings["by trace_id, joined (before)"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            connection.execute(
+                f"SELECT DISTINCT trace_id FROM run_traces WHERE trace_id IN ({', '.join('?' * len(batch))})",
+                batch,
+            ).fetchall()
+            timings["by trace_id, IN list (now)"].append(time.perf_counter() - started)
         connection.close()
     for name, values in timings.items():
         print(

@@ -29,6 +29,7 @@ from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
 from collector.store._fatal import exit_if_invalidated
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
+from collector.store._run_trace_lookup import stored_trace_versions
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.acknowledged import Acknowledgements
@@ -421,14 +422,9 @@ class Writer:
         caught here instead: traces in memory by their span ids, others only if they were completed
         before (a restart, or evicted after the retention period), which the run_traces index answers
         without scanning."""
-        rows = self._con.execute(
-            "SELECT DISTINCT trace_id FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
-            "JOIN run_traces ON run_traces.trace_id = w.wanted",
-            [sorted(trace_ids)],
-        ).fetchall()
-        if not rows:
+        completed = set(stored_trace_versions(self._con, trace_ids))
+        if not completed:
             return set(), set()
-        completed = {row[0] for row in rows}
         stored = self._con.execute(
             "SELECT trace_id, span_id FROM spans WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
             [sorted(completed)],
@@ -635,12 +631,7 @@ class Writer:
         unknown = [s.trace_id for s in due if s.persisted is None]
         if not unknown:
             return
-        rows = self._con.execute(  # a join, so DuckDB probes the trace_id index rather than scanning
-            "SELECT trace_id, max(version) FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
-            "JOIN run_traces ON run_traces.trace_id = w.wanted GROUP BY trace_id",
-            [unknown],
-        ).fetchall()
-        stored_versions: dict[str, int] = dict(rows)
+        stored_versions = stored_trace_versions(self._con, unknown)
         for span, seq in load_traces(self._con, list(stored_versions)):
             self._tracker.add(span.trace_id, recognise(span), seq, now)
         for state in due:
