@@ -19,7 +19,7 @@ Public:
 - `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.
 
 Private: `_online` (the online scorer), `_conversation_timer` (when a conversation is due),
-`_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_history_export` (`--export-dir`: windows,
+`_catch_up`, `_spec_source`, `_hub`, `_verdict_export` (`_export_settings`: whether and where, without the SDK), `_history_export` (`--export-dir`: windows,
 watermarks), `_export_stream` (an export window as an Arrow stream), `_services` (what the APIs may
 reach), `_api_http`, `_api_grpc`, `_queries`, `_read_lanes` (the HTTP API's threads: people's SQL in a
 lane of its own), `_openapi`, `_metrics`.

@@ -22,6 +22,7 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -29,7 +30,6 @@ from collector.serve._catch_up import Unscored, unjudged_conversations, unscored
 from collector.serve._conversation_timer import ConversationTimer
 from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
-from collector.serve._verdict_export import VerdictExporter
 from collector.serve._verdict_store import Delivered, VerdictStore
 from collector.serve._verdict_writes import VerdictWrites
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
@@ -38,6 +38,9 @@ from scoring import Verdict, ensure_verdict_schema
 from scoring.evidence.conversations import complete_conversations, load_conversations
 from scoring.evidence.runs import Run, complete_runs, load_evidence
 from scoring.verdict.table import verdict_json
+
+if TYPE_CHECKING:
+    from collector.serve._verdict_export import VerdictExporter
 
 log = logging.getLogger("tracescore.online")
 

@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 from aiohttp import web
@@ -30,12 +31,12 @@ from collector.receive.otlp_http import HttpTimeouts, build_app, start_http
 from collector.receive.security import Security, TokenInterceptor, http_middleware
 from collector.serve._api_grpc import add_api
 from collector.serve._api_http import HttpApi
+from collector.serve._export_settings import ExportSettings, points_at_own_listener
 from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
-from collector.serve._verdict_export import ExportSettings, VerdictExporter, points_at_own_listener
 from collector.serve._verdict_writes import VerdictWrites
 from collector.serve.memory import MIB, MemoryGuard, budget, intake_bytes, sizes, too_small
 from collector.serve.ports import bind_problem
@@ -46,6 +47,9 @@ from collector.store.memory_settings import apply_memory_settings
 from collector.store.partitions import Partitions
 from collector.store.writer import CompletedTrace, Writer, WriterSettings
 from scoring import ensure_verdict_schema
+
+if TYPE_CHECKING:
+    from collector.serve._verdict_export import VerdictExporter
 
 log = logging.getLogger("tracescore.serve")
 
@@ -136,7 +140,11 @@ async def start(settings: ServeSettings) -> Running:
                 own,
             )
             export = None
-    exporter = VerdictExporter(export) if export else None
+    exporter = None
+    if export:
+        from collector.serve._verdict_export import VerdictExporter  # the OTel SDK, only when exporting
+
+        exporter = VerdictExporter(export)
     hub = VerdictHub(asyncio.get_running_loop())
     # Verdicts (online and `POST /api/v1/score`'s) are stored into the partition no checkpoint is
     # writing, as the writer's rows are: a commit held by a checkpoint would hold the writer's commits too

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.serve._verdict_export import ExportSettings, points_at_own_listener
+from collector.serve._export_settings import ExportSettings, points_at_own_listener
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
 
