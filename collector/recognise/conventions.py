@@ -16,6 +16,11 @@ from collector.recognise._content import (
     unwrap_bound_call,
     unwrap_traceloop,
 )
+from collector.recognise._langfuse import STATUS_MESSAGE as LANGFUSE_STATUS_MESSAGE
+from collector.recognise._langfuse import TYPE as LANGFUSE_TYPE
+from collector.recognise._langfuse import langfuse_failed, langfuse_tool
+from collector.recognise._mlflow import SPAN_TYPE as MLFLOW_SPAN_TYPE
+from collector.recognise._mlflow import mlflow_tool
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -279,6 +284,17 @@ def _haystack(span: Span) -> _Content | None:
     )
 
 
+# Observability SDKs' own spans (docs/conventions.md cites each attribute).
+def _langfuse(span: Span) -> _Content | None:
+    read = langfuse_tool(span)
+    return None if read is None else _Content("langfuse", *read)
+
+
+def _mlflow(span: Span) -> _Content | None:
+    read = mlflow_tool(span)
+    return None if read is None else _Content("mlflow", *read)
+
+
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
 ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
@@ -288,6 +304,8 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _openinference,
     _vercel_ai,
     _haystack,
+    _langfuse,
+    _mlflow,
 )
 
 
@@ -306,6 +324,8 @@ _DISCRIMINATORS = frozenset(
         "mcp.method.name",
         "ai.operationId",
         "haystack.tool.name",
+        LANGFUSE_TYPE,
+        MLFLOW_SPAN_TYPE,
     }
 )
 
@@ -359,6 +379,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or failure_stage is not None
         or attrs.get("gen_ai.tool.status") == "error"
         or attrs.get("haystack.tool.error") is True
+        or langfuse_failed(attrs)
     )
     if paused and deferral is not None:
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
@@ -371,6 +392,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         )
         if error_message is None and failure_stage is not None:
             error_message = _text(attrs, "logfire.msg")
+        if error_message is None and content.convention == "langfuse":
+            error_message = _text(attrs, LANGFUSE_STATUS_MESSAGE)
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
     return ToolExecution(
