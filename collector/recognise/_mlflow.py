@@ -1,7 +1,7 @@
 """MLflow Tracing's default span format (read on mlflow-tracing 3.17.2).
 
-MLflow writes every attribute of its own as JSON text (`mlflow/entities/span.py`, `LiveSpan.set_attribute`
-dumps the value), so the span type `TOOL` arrives as `mlflow.spanType = "\"TOOL\""`
+MLflow writes every attribute it sets as JSON text (`mlflow/entities/span.py`, `_SpanAttributesRegistry.set`
+writes `dump_span_attribute_value(value)`), so the span type `TOOL` arrives as `mlflow.spanType = "\"TOOL\""`
 (`mlflow/tracing/constant.py`, `SpanAttributeKey.SPAN_TYPE`; `mlflow/entities/span.py`, `SpanType`).
 A tool span, from `@mlflow.trace(span_type="TOOL")` or an autolog (`mlflow.langchain.autolog()`:
 `mlflow/langchain/langchain_tracer.py`, `on_tool_start`), carries:
