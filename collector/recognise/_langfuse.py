@@ -47,7 +47,7 @@ def langfuse_tool(span: Span) -> tuple[str, Arguments, Any, str | None] | None:
     return span.name, arguments, result, json_text_string(attrs.get(_CALL_ID))
 
 
-def langfuse_failed(attrs: dict[str, Any]) -> bool:
+def failed(attrs: dict[str, Any]) -> bool:
     return attrs.get(LEVEL) == "ERROR"
 
 

@@ -1,6 +1,10 @@
 """Recognising tool executions: one adapter per convention, tried in priority order (DESIGN §3).
 
 Sources for every attribute key: ../shared/reference/tool-span-conventions.md (cited in docs/conventions.md).
+
+Why this module is long: it is the one priority-ordered table of every convention's adapter and the one
+place an execution's outcome (error, pause) is decided for all of them; the readers of each emitter's own
+content shapes live beside it (`_shapes`, `_langfuse`, `_mlflow`).
 """
 
 from __future__ import annotations
@@ -10,17 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
+from collector.recognise import _langfuse, _mlflow
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
     unwrap_bound_call,
     unwrap_traceloop,
 )
-from collector.recognise._langfuse import STATUS_MESSAGE as LANGFUSE_STATUS_MESSAGE
-from collector.recognise._langfuse import TYPE as LANGFUSE_TYPE
-from collector.recognise._langfuse import langfuse_failed, langfuse_tool
-from collector.recognise._mlflow import SPAN_TYPE as MLFLOW_SPAN_TYPE
-from collector.recognise._mlflow import mlflow_tool
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -284,15 +284,12 @@ def _haystack(span: Span) -> _Content | None:
     )
 
 
-# Observability SDKs' own spans (docs/conventions.md cites each attribute).
-def _langfuse(span: Span) -> _Content | None:
-    read = langfuse_tool(span)
-    return None if read is None else _Content("langfuse", *read)
-
-
-def _mlflow(span: Span) -> _Content | None:
-    read = mlflow_tool(span)
-    return None if read is None else _Content("mlflow", *read)
+def _observability_sdk(span: Span) -> _Content | None:
+    """The Langfuse SDK's and MLflow Tracing's own tool spans (`_langfuse`, `_mlflow`)."""
+    for convention, read in (("langfuse", _langfuse.langfuse_tool), ("mlflow", _mlflow.mlflow_tool)):
+        if (content := read(span)) is not None:
+            return _Content(convention, *content)
+    return None
 
 
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
@@ -304,8 +301,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _openinference,
     _vercel_ai,
     _haystack,
-    _langfuse,
-    _mlflow,
+    _observability_sdk,
 )
 
 
@@ -324,8 +320,8 @@ _DISCRIMINATORS = frozenset(
         "mcp.method.name",
         "ai.operationId",
         "haystack.tool.name",
-        LANGFUSE_TYPE,
-        MLFLOW_SPAN_TYPE,
+        _langfuse.TYPE,
+        _mlflow.SPAN_TYPE,
     }
 )
 
@@ -379,7 +375,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or failure_stage is not None
         or attrs.get("gen_ai.tool.status") == "error"
         or attrs.get("haystack.tool.error") is True
-        or langfuse_failed(attrs)
+        or _langfuse.failed(attrs)
     )
     if paused and deferral is not None:
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
@@ -393,7 +389,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         if error_message is None and failure_stage is not None:
             error_message = _text(attrs, "logfire.msg")
         if error_message is None and content.convention == "langfuse":
-            error_message = _text(attrs, LANGFUSE_STATUS_MESSAGE)
+            error_message = _text(attrs, _langfuse.STATUS_MESSAGE)
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
     return ToolExecution(
