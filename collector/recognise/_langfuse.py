@@ -51,6 +51,24 @@ def failed(attrs: dict[str, Any]) -> bool:
     return attrs.get(LEVEL) == "ERROR"
 
 
+# LangGraph's `interrupt()` raises GraphInterrupt, which the CallbackHandler treats as control flow
+# (`CONTROL_FLOW_EXCEPTION_TYPES`, `GraphBubbleUp`): level DEFAULT, status UNSET, no output, and the
+# exception's text, the tuple of `Interrupt(value=…, id=…)` reprs, as the status message.
+_INTERRUPT_TEXT = "(Interrupt("
+
+
+def interrupted(convention: str, attrs: dict[str, Any]) -> bool:
+    """A Langfuse tool observation stopped by a LangGraph interrupt: a call paused for a person."""
+    message = attrs.get(STATUS_MESSAGE)
+    return (
+        convention == "langfuse"
+        and not failed(attrs)
+        and isinstance(message, str)
+        and message.startswith(_INTERRUPT_TEXT)
+        and _OUTPUT not in attrs
+    )
+
+
 def langfuse_requests(span: Span) -> list[dict[str, Any]] | None:
     """The calls a generation's answer asked for; None when the span is no Langfuse generation."""
     if span.attributes.get(TYPE) != "generation":

@@ -47,6 +47,12 @@ def mlflow_tool(span: Span) -> tuple[str, Arguments, Any, str | None] | None:
     return span.name, parse_arguments(attrs.get(_INPUTS)), result, json_text_string(attrs.get(_CALL_ID))
 
 
+def interrupted(convention: str, exception_type: str | None) -> bool:
+    """An MLflow tool span stopped by LangGraph's `interrupt()`: the LangChain autolog ends it with status
+    ERROR and a `GraphInterrupt` exception event, yet the call is paused for a person, not failed."""
+    return convention == "mlflow" and bool(exception_type) and str(exception_type).endswith("GraphInterrupt")
+
+
 def mlflow_requests(span: Span) -> list[dict[str, Any]] | None:
     """The calls a model span's answer asked for; None when the span is no MLflow model span."""
     if _span_type(span.attributes) not in _MODEL_TYPES:

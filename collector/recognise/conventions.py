@@ -352,6 +352,10 @@ def recognise_execution(span: Span) -> ToolExecution | None:
     exception_type = _text(exception, "exception.type") if exception else None
 
     paused, pause_reason = False, None
+    # LangGraph's interrupt as Langfuse's and MLflow's LangChain integrations record it (MLflow's: ERROR).
+    sdk_interrupt = _langfuse.interrupted(content.convention, attrs) or _mlflow.interrupted(
+        content.convention, exception_type
+    )
     deferral = _text(attrs, "pydantic_ai.tool.deferral.name")
     if attrs.get("tracescore.tool.paused") is True:
         paused = True
@@ -361,7 +365,9 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         paused, pause_reason = True, _PYDANTIC_DEFERRALS.get(deferral)
     elif content.tool_name in _ADK_PAUSE_CALLS:
         paused, pause_reason = True, _ADK_PAUSE_CALLS[content.tool_name]
-    elif exception_type and exception_type.endswith("GraphInterrupt") and span.status_code != STATUS_ERROR:
+    elif sdk_interrupt or (
+        exception_type and exception_type.endswith("GraphInterrupt") and span.status_code != STATUS_ERROR
+    ):
         paused, pause_reason = True, "user_input"
 
     failure_stage = _text(attrs, "pydantic_ai.tool.failure_stage")
@@ -377,7 +383,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or attrs.get("haystack.tool.error") is True
         or _langfuse.failed(attrs)
     )
-    if paused and deferral is not None:
+    if paused and (deferral is not None or sdk_interrupt):
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
         # not a failure of the tool.
         error, error_type = False, None

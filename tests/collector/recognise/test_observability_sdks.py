@@ -107,3 +107,42 @@ def test_model_spans_of_both_sdks_give_the_requests_in_either_message_form() -> 
             ("get_weather", "call_paris", {"city": "Paris"}),
             ("get_weather", "call_tokyo", {"city": "Tokyo"}),
         ], cell
+
+
+# What each SDK recorded for a LangGraph tool that called `interrupt()` (langgraph 1.2.24, langfuse 5.2.0,
+# mlflow-tracing 3.17.2, the cells' virtualenvs), applied to the cells' own `book_flight` spans.
+_INTERRUPT_TEXT = (
+    "(Interrupt(value={'confirm': 'Oslo'}, id='f03c7d3dd70a714a363ad597310157ec', response_schema=None),)"
+)
+
+
+def test_a_langgraph_interrupt_under_langfuse_is_a_paused_call() -> None:
+    raised = _recorded("langfuse-callback", "book_flight", failed=True)
+    attributes = {
+        **raised.attributes,
+        "langfuse.observation.level": "DEFAULT",
+        "langfuse.observation.status_message": _INTERRUPT_TEXT,
+    }
+    span = dataclasses.replace(raised, attributes=attributes, status_code=STATUS_UNSET, status_message="")
+    execution = recognise_execution(span)
+    assert execution is not None
+    assert (execution.paused, execution.pause_reason, execution.error) == (True, "user_input", False)
+    assert execution.call_id == "call_oslo"
+
+
+def test_a_langgraph_interrupt_under_mlflow_is_a_paused_call_despite_its_error_status() -> None:
+    raised = _recorded("mlflow-langchain", "book_flight", failed=True)
+    (event,) = raised.events
+    interrupt = dataclasses.replace(
+        event,
+        attributes={
+            **event.attributes,
+            "exception.type": "GraphInterrupt",
+            "exception.message": _INTERRUPT_TEXT,
+        },
+    )
+    span = dataclasses.replace(raised, events=(interrupt,), status_message=_INTERRUPT_TEXT)
+    assert span.status_code == 2
+    execution = recognise_execution(span)
+    assert execution is not None
+    assert (execution.paused, execution.pause_reason, execution.error) == (True, "user_input", False)
