@@ -36,6 +36,9 @@ def _quoted(values: tuple[str, ...]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
+# The Langfuse SDK's and MLflow's own spans (`_langfuse`, `_mlflow`): read in Python.
+_OBSERVABILITY_SDKS = f"({present('langfuse.observation.type')} OR {present('mlflow.spanType')})"
+
 _GENAI_ENTRY = f"({equals('gen_ai.operation.name', 'execute_tool')} OR name = 'running tool')"
 
 # A span any adapter of `conventions.ADAPTERS` may claim (each adapter's first test).
@@ -48,6 +51,7 @@ _ANY_ENTRY = " OR ".join(
         f"({equals('openinference.span.kind', 'AGENT')} AND {present('tool.name')})",
         equals("ai.operationId", "ai.toolCall"),
         "name = 'haystack.agent.step.tool'",
+        _OBSERVABILITY_SDKS,
     ]
 )
 
@@ -76,6 +80,7 @@ CASE
     WHEN {equals("openinference.span.kind", "AGENT")} AND {present("tool.name")} THEN 'python'
     WHEN {equals("ai.operationId", "ai.toolCall")} AND {present("ai.toolCall.name")} THEN 'vercel_ai'
     WHEN name = 'haystack.agent.step.tool' AND {present("haystack.tool.name")} THEN 'python'
+    WHEN {_OBSERVABILITY_SDKS} THEN 'python'
 END"""
 
 # The GenAI name: `gen_ai.tool.name`, else the span name after `execute_tool `.

@@ -53,6 +53,8 @@ KEYS = (
     "pydantic_ai.tool.failure_stage",
     "error.type",
     "logfire.msg",
+    "langfuse.observation.type",
+    "mlflow.spanType",
 )
 
 # Attributes read as text (Python's `_text`: `str(value)` unless absent or empty). `str()` of an integer

@@ -42,6 +42,7 @@ OWNER = f"""
 CASE
     WHEN nulls THEN 'python'
     WHEN {equals("gen_ai.operation.name", "invoke_agent")} THEN NULL
+    WHEN {present("langfuse.observation.type")} OR {present("mlflow.spanType")} THEN 'python'
     WHEN name = 'haystack.agent.step.llm' THEN 'python'
     WHEN name = 'haystack.component.run' AND {present("haystack.component.output")} THEN 'python'
     WHEN {is_string(attr("ai.operationId"))}

@@ -1,6 +1,10 @@
 """Recognising tool executions: one adapter per convention, tried in priority order (DESIGN §3).
 
 Sources for every attribute key: ../shared/reference/tool-span-conventions.md (cited in docs/conventions.md).
+
+Why this module is long: it is the one priority-ordered table of every convention's adapter and the one
+place an execution's outcome (error, pause) is decided for all of them; the readers of each emitter's own
+content shapes live beside it (`_shapes`, `_langfuse`, `_mlflow`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
+from collector.recognise import _langfuse, _mlflow
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
@@ -279,6 +284,14 @@ def _haystack(span: Span) -> _Content | None:
     )
 
 
+def _observability_sdk(span: Span) -> _Content | None:
+    """The Langfuse SDK's and MLflow Tracing's own tool spans (`_langfuse`, `_mlflow`)."""
+    for convention, read in (("langfuse", _langfuse.langfuse_tool), ("mlflow", _mlflow.mlflow_tool)):
+        if (content := read(span)) is not None:
+            return _Content(convention, *content)
+    return None
+
+
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
 ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
@@ -288,6 +301,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _openinference,
     _vercel_ai,
     _haystack,
+    _observability_sdk,
 )
 
 
@@ -306,6 +320,8 @@ _DISCRIMINATORS = frozenset(
         "mcp.method.name",
         "ai.operationId",
         "haystack.tool.name",
+        _langfuse.TYPE,
+        _mlflow.SPAN_TYPE,
     }
 )
 
@@ -336,6 +352,10 @@ def recognise_execution(span: Span) -> ToolExecution | None:
     exception_type = _text(exception, "exception.type") if exception else None
 
     paused, pause_reason = False, None
+    # LangGraph's interrupt as Langfuse's and MLflow's LangChain integrations record it (MLflow's: ERROR).
+    sdk_interrupt = _langfuse.interrupted(content.convention, attrs) or _mlflow.interrupted(
+        content.convention, exception_type
+    )
     deferral = _text(attrs, "pydantic_ai.tool.deferral.name")
     if attrs.get("tracescore.tool.paused") is True:
         paused = True
@@ -345,7 +365,9 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         paused, pause_reason = True, _PYDANTIC_DEFERRALS.get(deferral)
     elif content.tool_name in _ADK_PAUSE_CALLS:
         paused, pause_reason = True, _ADK_PAUSE_CALLS[content.tool_name]
-    elif exception_type and exception_type.endswith("GraphInterrupt") and span.status_code != STATUS_ERROR:
+    elif sdk_interrupt or (
+        exception_type and exception_type.endswith("GraphInterrupt") and span.status_code != STATUS_ERROR
+    ):
         paused, pause_reason = True, "user_input"
 
     failure_stage = _text(attrs, "pydantic_ai.tool.failure_stage")
@@ -359,8 +381,9 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or failure_stage is not None
         or attrs.get("gen_ai.tool.status") == "error"
         or attrs.get("haystack.tool.error") is True
+        or _langfuse.failed(attrs)
     )
-    if paused and deferral is not None:
+    if paused and (deferral is not None or sdk_interrupt):
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
         # not a failure of the tool.
         error, error_type = False, None
@@ -371,6 +394,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         )
         if error_message is None and failure_stage is not None:
             error_message = _text(attrs, "logfire.msg")
+        if error_message is None and content.convention == "langfuse":
+            error_message = _text(attrs, _langfuse.STATUS_MESSAGE)
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
     return ToolExecution(

@@ -22,6 +22,8 @@ from typing import Any
 
 from collector.model.domain import Span, ToolRequest
 from collector.recognise._content import load_json_text, parse_arguments
+from collector.recognise._langfuse import langfuse_requests
+from collector.recognise._mlflow import mlflow_requests
 
 _OPENINFERENCE = re.compile(
     r"llm\.output_messages\.(\d+)\.message\.(?:tool_calls|contents)\.(\d+)\."
@@ -305,6 +307,10 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         # SDK's GenAI integration lists every call of the run there (issue #16, item 12), which the
         # `chat` spans below it have already asked for, each in its own turn.
         return []
+    for encoding, reader in (("langfuse", langfuse_requests), ("mlflow", mlflow_requests)):
+        sdk_calls = reader(span)
+        if sdk_calls is not None:
+            return [_request(span, position, call, encoding) for position, call in enumerate(sdk_calls)]
     if span.name == _HAYSTACK_LLM_SPAN:
         haystack = _haystack_calls(attrs.get("haystack.agent.step.llm.output"))
         return [_request(span, position, call, "haystack") for position, call in enumerate(haystack)]

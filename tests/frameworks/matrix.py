@@ -289,6 +289,16 @@ CELLS: tuple[Cell, ...] = (
         ("--instrumentation", "openllmetry"),
         "openai-agents-openllmetry",
     ),
+    # Observability SDKs' own spans (issue #27): Langfuse's LangChain CallbackHandler and `@observe`, MLflow
+    # Tracing's `@mlflow.trace` and LangChain autolog, each on the application's TracerProvider.
+    *(
+        Cell(f"langfuse-{mode}", "drive_langfuse.py", ("--mode", mode), "langfuse")
+        for mode in ("callback", "observe")
+    ),
+    *(
+        Cell(f"mlflow-{mode}", "drive_mlflow.py", ("--mode", mode), "mlflow")
+        for mode in ("trace", "langchain")
+    ),
 )
 
 BY_NAME = {cell.name: cell for cell in CELLS}
