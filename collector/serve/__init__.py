@@ -22,5 +22,6 @@ Private: `_online` (the online scorer), `_conversation_timer` (when a conversati
 `_catch_up`, `_spec_source`, `_hub`, `_verdict_export`, `_history_export` (`--export-dir`: windows,
 watermarks), `_export_stream` (an export window as an Arrow stream), `_services` (what the APIs may
 reach), `_api_http`, `_api_grpc`, `_queries`, `_read_lanes` (the HTTP API's threads: people's SQL in a
-lane of its own), `_openapi`, `_metrics`.
+lane of its own), `_openapi`, `_metrics`, `_verdict_counts` (verdicts by spec and task for `/metrics`,
+in a bounded number of series).
 """

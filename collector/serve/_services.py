@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 import duckdb
@@ -27,6 +28,8 @@ class Services:
     # Held by every verdict store from its time stamp to its commit (the history export's horizon).
     verdicts_lock: threading.Lock = field(default_factory=threading.Lock)
     history: HistoryExport | None = None
+    memory_limit_bytes: int | None = None  # the memory budget, when there is one (collector/serve/memory.py)
+    started_at: float = field(default_factory=time.time)  # unix time: a restart shows in /metrics
 
     def not_ready_reason(self) -> str | None:
         if self.draining:

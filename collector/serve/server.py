@@ -212,6 +212,7 @@ async def start(settings: ServeSettings) -> Running:
     services = Services(
         connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history
     )
+    services.memory_limit_bytes = memory.limit_bytes if memory is not None else None
     security = Security(
         token=settings.auth_token or None,
         tls_cert=settings.tls_cert,
