@@ -318,8 +318,12 @@ def test_prometheus_evaluates_every_dashboard_query_and_alert_and_fires_on_a_pas
 ) -> None:
     tracer_provider = provider(serve)
     try:
-        # Passing runs long enough for the rule's baseline (6 h, here 6 min, before the last 10 s)...
+        # Passing runs long enough for the rule's baseline (6 h, here 6 min, before the last 10 s), and
+        # until Prometheus has seen the pass count rise between two scrapes (a burst of verdicts before a
+        # series' first scrape is no rate)...
         _send_for(tracer_provider, TOOL, 5.0, lambda: None)
+        passing = f'sum(increase(tracescore_verdicts_total{{spec="{SPEC}",label="pass"}}[1m])) > 0'
+        assert _send_for(tracer_provider, TOOL, 20.0, lambda: prometheus.query(passing)), "no pass rate"
         assert "TracescorePassRateDrop" not in prometheus.firing()
         # ...then failing ones (the expected tool never called) until the alert fires.
         firing = _send_for(
@@ -351,6 +355,7 @@ def test_prometheus_evaluates_every_dashboard_query_and_alert_and_fires_on_a_pas
         assert found, f"variable {variable['name']}: no values"
         values[variable["name"]] = found[0]
     assert (values["job"], values["spec"]) == ("tracescore", SPEC)
+    assert prometheus.query(f'tracescore_verdicts_total{{spec="{SPEC}",task="{TASK}",label="fail"}} > 0')
     queries = [
         (panel["title"], target["expr"]) for panel in _panels(dashboard) for target in panel["targets"]
     ]
