@@ -155,8 +155,20 @@ def test_grafana_provisioning_points_a_file_provider_at_the_dashboard_folder() -
     assert provider_["type"] == "file" and provider_["options"]["path"].startswith("/")
     dashboard = json.loads(DASHBOARD.read_text())
     assert dashboard["uid"] == "tracescore" and dashboard["templating"]["list"][0]["type"] == "datasource"
+    assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"]), "panel ids are unique"
+    cells: set[tuple[int, int]] = set()
+    for panel in dashboard["panels"]:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        columns, rows = range(grid["x"], grid["x"] + grid["w"]), range(grid["y"], grid["y"] + grid["h"])
+        area = {(x, y) for x in columns for y in rows}
+        assert not area & cells, f"{panel['title']} overlaps another panel"
+        cells |= area
     for panel in _panels(dashboard):
         assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        assert panel["description"] and panel["targets"], panel["title"]
+        ref_ids = [t["refId"] for t in panel["targets"]]
+        assert len(set(ref_ids)) == len(ref_ids), panel["title"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -356,6 +368,11 @@ def test_prometheus_evaluates_every_dashboard_query_and_alert_and_fires_on_a_pas
         values[variable["name"]] = found[0]
     assert (values["job"], values["spec"]) == ("tracescore", SPEC)
     assert prometheus.query(f'tracescore_verdicts_total{{spec="{SPEC}",task="{TASK}",label="fail"}} > 0')
+    # Every metric the server exposes is documented.
+    names = prometheus.api("label/__name__/values", **{"match[]": '{job="tracescore"}'})
+    ours = {re.sub(r"_(count|sum)$", "", n) for n in names if n.startswith("tracescore_")}
+    metrics_doc = (ROOT / "docs" / "online.md").read_text()
+    assert len(ours) > 30 and not {n for n in ours if f"`{n}" not in metrics_doc}, "docs/online.md#metrics"
     queries = [
         (panel["title"], target["expr"]) for panel in _panels(dashboard) for target in panel["targets"]
     ]
