@@ -6,7 +6,8 @@ seconds; the copy is generated from the shipped file, never kept by hand). Then 
 Grafana dashboard (its template variables given concrete values) and every alert expression must
 evaluate without error and return series, and the pass-rate alert must fire, and no other, when the test
 turns a spec's runs from passing to failing. `promtool` checks the shipped rule file and the scrape
-example; tests/test_deploy.py checks the Helm chart's PrometheusRule with it.
+example, and its rule unit tests make each alert fire on the series it watches (and stay quiet before);
+tests/test_deploy.py checks the Helm chart's PrometheusRule with it.
 """
 
 from __future__ import annotations
@@ -144,6 +145,99 @@ def test_promtool_checks_the_shipped_rules_and_the_scrape_example(tmp_path: Path
         text=True,
         timeout=60,
         check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# Each alert on the series it watches, in promtool's rule unit tests (the shipped file; minutes apart):
+# (alert, input series (selector, values), when it must be firing, when it must not, labels it has).
+_SERVER = 'job="t",instance="a"'
+_ALERT_CASES: list[tuple[str, list[tuple[str, str]], str, str, dict[str, str]]] = [
+    (
+        "TracescorePassRateDrop",
+        [  # six hours of passing runs, then only failing ones
+            (f'tracescore_verdicts_total{{{_SERVER},spec="s",task="x",label="pass"}}', "0+10x360 3600x30"),
+            (f'tracescore_verdicts_total{{{_SERVER},spec="s",task="x",label="fail"}}', "0x360 0+10x30"),
+        ],
+        "380m",
+        "355m",
+        {"job": "t", "spec": "s", "severity": "warning"},
+    ),
+    (
+        "TracescoreVerdictLag",
+        [(f'tracescore_verdict_lag_seconds{{{_SERVER},quantile="0.99"}}', "1x10 60x20")],
+        "25m",
+        "10m",
+        {"job": "t", "instance": "a", "severity": "warning"},
+    ),
+    (
+        "TracescoreScoringStalled",
+        [
+            (f"tracescore_scoring_queue_traces{{{_SERVER}}}", "0x10 5x30"),
+            (f"tracescore_runs_scored_total{{{_SERVER}}}", "0+5x10 50x30"),
+        ],
+        "35m",
+        "10m",
+        {"job": "t", "instance": "a", "severity": "critical"},
+    ),
+    (
+        "TracescoreRefusingSpans",
+        [(f"tracescore_requests_refused_total{{{_SERVER}}}", "0x10 0+5x20")],
+        "25m",
+        "10m",
+        {"job": "t", "instance": "a", "severity": "warning"},
+    ),
+    (
+        "TracescoreHistoryExportStalled",
+        [(f"tracescore_history_export_last_success_timestamp_seconds{{{_SERVER}}}", "0+60x30 1800x100")],
+        "100m",
+        "30m",
+        {"job": "t", "instance": "a", "severity": "warning"},
+    ),
+    (
+        "TracescoreDatabaseStopped",
+        [(f"tracescore_store_healthy{{{_SERVER}}}", "1x5 0x10")],
+        "10m",
+        "5m",
+        {"job": "t", "instance": "a", "severity": "critical"},
+    ),
+    (
+        "TracescoreRestarting",
+        [(f"tracescore_start_time_seconds{{{_SERVER}}}", "100x5 400x5 700x5")],
+        "12m",
+        "8m",
+        {"job": "t", "instance": "a", "severity": "critical"},
+    ),
+]
+
+
+def test_promtool_proves_each_alert_fires_on_what_it_watches_and_only_then(tmp_path: Path) -> None:
+    promtool = _binary("promtool")
+    assert {case[0] for case in _ALERT_CASES} == {rule["alert"] for rule in _alerts()}, "a case per alert"
+    # promtool compares annotations too: they are left out of the copy (their templates are checked by
+    # `promtool check rules` above, and rendered by the real Prometheus test below).
+    rules = yaml.safe_load(RULES.read_text())
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            rule.pop("annotations", None)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules))
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": [{"series": series, "values": values} for series, values in inputs],
+            "alert_rule_test": [
+                {"eval_time": quiet, "alertname": alert, "exp_alerts": []},
+                {"eval_time": firing, "alertname": alert, "exp_alerts": [{"exp_labels": labels}]},
+            ],
+        }
+        for alert, inputs, firing, quiet, labels in _ALERT_CASES
+    ]
+    unit = tmp_path / "tests.yaml"
+    unit.write_text(
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests})
+    )
+    checked = subprocess.run(
+        [promtool, "test", "rules", str(unit)], capture_output=True, text=True, timeout=60, check=False
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
