@@ -26,7 +26,7 @@ def render_metrics(services: Services) -> str:
         for labels, value in samples:
             # `_count`/`_sum` of a summary are suffixes of the name, not labels.
             suffix = labels if labels.startswith("_") else ""
-            lines.append(f"{name}{suffix}{'' if suffix else labels} {value:g}")
+            lines.append(f"{name}{suffix}{'' if suffix else labels} {_number(value)}")
 
     metric(
         "tracescore_spans_received_total",
@@ -269,6 +269,11 @@ def render_metrics(services: Services) -> str:
         [("", services.started_at)],
     )
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float) -> str:
+    """Every digit: a unix time or a byte count in `%g`'s six would be off by seconds or megabytes."""
+    return str(int(value)) if isinstance(value, int) else repr(float(value))
 
 
 def _summary(values: Iterable[float]) -> list[tuple[str, float]]:
