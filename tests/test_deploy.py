@@ -15,6 +15,9 @@
 - Helm chart: rendered by Helm's Go engine (helm-python-sdk binds Helm v4's SDK; no `helm` binary exists
   for this machine), linted with `helm lint --strict`, values checked by values.schema.json.
 - healthcheck.py and gen-dev-secrets.sh run for real against a real `tracescore serve` with TLS and a token.
+- deploy/monitoring: a real Prometheus scrapes a real `serve` and evaluates the dashboard's queries and the
+  alert rules (tests/test_monitoring.py); the chart's PrometheusRule and dashboard ConfigMap are those
+  files, and `promtool check rules` accepts the rendered rule groups (here).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ COLLECTOR = DEPLOY / "collector"
 DOCKER = DEPLOY / "docker"
 KUBERNETES = DEPLOY / "kubernetes"
 CHART = DEPLOY / "helm" / "tracescore"
+MONITORING = DEPLOY / "monitoring"
 KUBE_VERSION = "1.30.0"  # native sidecars are on by default since 1.29
 HEALTHCHECK_IN_IMAGE = "/usr/local/bin/tracescore-healthcheck"
 RELEASE, NAMESPACE = "tracescore", "observability"  # what deploy/collector/02-loadbalancing-k8s.yaml expects
@@ -817,8 +821,8 @@ def test_docker_compose_validates_the_file() -> None:
 
 
 def _validate_k8s(doc: dict[str, Any], where: str) -> None:
-    if doc["apiVersion"].startswith("opentelemetry.io/"):
-        return  # a CRD: checked structurally below
+    if doc["apiVersion"].startswith(("opentelemetry.io/", "monitoring.coreos.com/")):
+        return  # a CRD: checked structurally below (a PrometheusRule: by promtool)
     try:
         kubernetes_validate.validate(doc, KUBE_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -1058,6 +1062,43 @@ def test_helm_specs_digest_and_values_schema(tmp_path: Path) -> None:
         render({"replicas": 3})  # a misspelt key is refused, not ignored
 
 
+def test_helm_prometheus_rule_and_grafana_dashboard_are_the_shipped_files(tmp_path: Path) -> None:
+    docs = render(
+        {
+            "prometheusRule": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
+            "grafanaDashboard": {"enabled": True, "annotations": {"grafana_folder": "tracescore"}},
+        }
+    )
+    for doc in docs:
+        _validate_k8s(doc, "helm template --set prometheusRule.enabled,grafanaDashboard.enabled")
+    dashboards = [
+        d for d in docs if d["kind"] == "ConfigMap" and "grafana_dashboard" in d["metadata"]["labels"]
+    ]
+    (dashboard,) = dashboards
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert dashboard["metadata"]["annotations"] == {"grafana_folder": "tracescore"}
+    (text,) = dashboard["data"].values()
+    assert json.loads(text) == json.loads((MONITORING / "tracescore-dashboard.json").read_text())
+    rule = _one(docs, "PrometheusRule")
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    assert rule["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    shipped = yaml.safe_load((MONITORING / "tracescore-rules.yaml").read_text())
+    assert rule["spec"] == shipped  # the annotations' {{ $labels.spec }} left to Prometheus, not Helm
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        message = "promtool (Debian package prometheus) is not installed"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; .ci/run installs it")
+        pytest.skip(message)
+    groups = tmp_path / "prometheusrule-groups.yaml"
+    groups.write_text(yaml.safe_dump(rule["spec"]))
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(groups)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert not [d for d in render() if d["kind"] in ("PrometheusRule", "ConfigMap")], "both are optional"
+
+
 # ---------------------------------------------------------------------------------------------------
 # Coverage of deploy/ and its documentation
 
@@ -1076,6 +1117,7 @@ def _exercised_files() -> set[Path]:
         *(DOCKER / "specs").glob("*.yaml"),
         *(p for p in CHART.rglob("*") if p.is_file()),  # rendered, linted, schema-checked
         *DEPLOY.rglob("README.md"),  # test_every_directory_has_a_readme_naming_its_files
+        *MONITORING.glob("*"),  # tests/test_monitoring.py: a real Prometheus, promtool
     }
 
 

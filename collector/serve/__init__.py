@@ -19,8 +19,10 @@ Public:
 - `memory`: the memory budget (`budget`, `Budget`, `MemoryGuard`, `parse_size`): its source, shares, refusals.
 
 Private: `_online` (the online scorer), `_conversation_timer` (when a conversation is due),
-`_catch_up`, `_spec_source`, `_hub`, `_verdict_export` (`_export_settings`: whether and where, without the SDK), `_history_export` (`--export-dir`: windows,
-watermarks), `_export_stream` (an export window as an Arrow stream), `_services` (what the APIs may
-reach), `_api_http`, `_api_grpc`, `_queries`, `_read_lanes` (the HTTP API's threads: people's SQL in a
-lane of its own), `_openapi`, `_metrics`.
+`_catch_up`, `_spec_source`, `_hub`, `_verdict_export` (`_export_settings`: whether and where, decided
+without the SDK), `_verdict_writes` (every stored verdict: the export's lock, the active partition),
+`_history_export` (`--export-dir`: windows, watermarks), `_export_stream` (an export window as an Arrow
+stream), `_services` (what the APIs may reach), `_api_http`, `_api_grpc`, `_queries`, `_read_lanes`
+(the HTTP API's threads: people's SQL in a lane of its own), `_openapi`, `_metrics`, `_verdict_counts`
+(verdicts by spec and task for `/metrics`, in a bounded number of series).
 """

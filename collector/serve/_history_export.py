@@ -32,7 +32,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -68,6 +68,9 @@ class HistoryStats:
     windows: int = 0
     failures: int = 0
     last_error: str | None = None
+    # Unix time the latest cycle ended with no failure (the start until one does): how long since the
+    # history last left is what tells a stalled export (a disk that stays full, a lost mount).
+    last_success_s: float = field(default_factory=time.time)
 
 
 class HistoryExport:
@@ -114,6 +117,7 @@ class HistoryExport:
         FINAL_CYCLE_S: the watermarks keep the rest for the next start."""
         started = time.monotonic()
         until = started + FINAL_CYCLE_S if final else math.inf
+        failures = self.stats.failures
         with self._failing("otel_traces"):
             while self._spans_window():
                 if time.monotonic() >= until or (not final and self._stop.is_set()):
@@ -121,6 +125,8 @@ class HistoryExport:
                     break
         with self._failing("scores"):
             self._scores_window()
+        if self.stats.failures == failures:
+            self.stats.last_success_s = time.time()
         took = time.monotonic() - started
         if took >= 1.0:
             log.info("history export cycle took %.1f s", took)

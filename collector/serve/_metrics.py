@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from collector.serve._verdict_counts import MAX_PAIRS, OVERFLOW_TASK
+from collector.serve.memory import REFUSE_AT, resident_bytes
+
 if TYPE_CHECKING:
     from collector.serve._services import Services
 
@@ -23,7 +26,7 @@ def render_metrics(services: Services) -> str:
         for labels, value in samples:
             # `_count`/`_sum` of a summary are suffixes of the name, not labels.
             suffix = labels if labels.startswith("_") else ""
-            lines.append(f"{name}{suffix}{'' if suffix else labels} {value:g}")
+            lines.append(f"{name}{suffix}{'' if suffix else labels} {_number(value)}")
 
     metric(
         "tracescore_spans_received_total",
@@ -210,10 +213,11 @@ def render_metrics(services: Services) -> str:
         metric(
             "tracescore_verdicts_total",
             "counter",
-            "Verdicts delivered (and then stored), by spec and label.",
+            f"Verdicts delivered (and then stored), by spec, task and label; the first {MAX_PAIRS} "
+            f'(spec, task) pairs have series of their own, later tasks count as task="{OVERFLOW_TASK}".',
             [
-                (f'{{spec="{_label(spec)}",label="{label}"}}', count)
-                for (spec, label), count in sorted(online.stats.verdicts.items())
+                (f'{{spec="{_label(spec)}",task="{_label(task)}",label="{label}"}}', count)
+                for (spec, task, label), count in online.stats.verdicts.items()
             ],
         )
     history = services.history
@@ -230,6 +234,12 @@ def render_metrics(services: Services) -> str:
             "History export cycles that failed (logged; tried again at the next cycle).",
             [("", history.stats.failures)],
         )
+        metric(
+            "tracescore_history_export_last_success_timestamp_seconds",
+            "gauge",
+            "Unix time the latest history export cycle ended without a failure (the start until one did).",
+            [("", history.stats.last_success_s)],
+        )
     specs = services.specs
     metric(
         "tracescore_spec_reload_failures_total",
@@ -238,7 +248,32 @@ def render_metrics(services: Services) -> str:
         [("", specs.failed_reloads)],
     )
     metric("tracescore_watchers", "gauge", "Open verdict watch streams.", [("", services.hub.watchers)])
+    metric(
+        "tracescore_resident_memory_bytes",
+        "gauge",
+        "Resident memory of the server and its decode workers (what the memory budget is held to).",
+        [("", resident_bytes(services.ingest.preparer.worker_pids()))],
+    )
+    if services.memory_limit_bytes is not None:
+        metric(
+            "tracescore_memory_limit_bytes",
+            "gauge",
+            f"The memory budget; OTLP requests are refused, retryably, above {REFUSE_AT:.0%} of it.",
+            [("", services.memory_limit_bytes)],
+        )
+    metric(
+        "tracescore_start_time_seconds",
+        "gauge",
+        "Unix time this server started (it changes at each restart, e.g. after an exit on a database "
+        "DuckDB invalidated).",
+        [("", services.started_at)],
+    )
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float) -> str:
+    """Every digit: a unix time or a byte count in `%g`'s six would be off by seconds or megabytes."""
+    return str(int(value)) if isinstance(value, int) else repr(float(value))
 
 
 def _summary(values: Iterable[float]) -> list[tuple[str, float]]:

@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ from collector.serve._catch_up import Unscored, unjudged_conversations, unscored
 from collector.serve._conversation_timer import ConversationTimer
 from collector.serve._hub import VerdictHub
 from collector.serve._spec_source import SpecSource
+from collector.serve._verdict_counts import VerdictCounts
 from collector.serve._verdict_store import Delivered, VerdictStore
 from collector.serve._verdict_writes import VerdictWrites
 from collector.store.live_evidence import LiveRun, live_evidence, spanning_other_traces
@@ -53,7 +54,7 @@ _LAG_SAMPLES = 2_000
 @dataclass(slots=True)
 class OnlineStats:
     runs_scored: int = 0
-    verdicts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    verdicts: VerdictCounts = field(default_factory=VerdictCounts)  # by spec, task and label
     errors: int = 0
     store_failures: int = 0
     caught_up: int = 0  # runs completed before this start, scored at it
@@ -285,7 +286,7 @@ class OnlineScorer:
         texts = [verdict_json(v) for v in verdicts]  # once, for the store and every watcher
         self.stats.runs_scored += len(runs)
         for v in verdicts:
-            self.stats.verdicts[(v.spec, v.label)] += 1
+            self.stats.verdicts.count(v.spec, v.task, v.label)
             self.stats.errors += v.label == "error"
         if self._hub is not None:
             self._hub.publish(verdicts, texts, unstored=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import duckdb
@@ -27,6 +28,8 @@ class Services:
     # Every verdict stored goes through it: the history export's lock, the partition no checkpoint writes.
     verdict_writes: VerdictWrites = field(default_factory=VerdictWrites)
     history: HistoryExport | None = None
+    memory_limit_bytes: int | None = None  # the memory budget, when there is one (collector/serve/memory.py)
+    started_at: float = field(default_factory=time.time)  # unix time: a restart shows in /metrics
 
     def not_ready_reason(self) -> str | None:
         if self.draining:

@@ -220,6 +220,7 @@ async def start(settings: ServeSettings) -> Running:
     services = Services(
         connection, writer, ingest, specs, hub, online, verdict_writes=verdict_writes, history=history
     )
+    services.memory_limit_bytes = memory.limit_bytes if memory is not None else None
     security = Security(
         token=settings.auth_token or None,
         tls_cert=settings.tls_cert,

@@ -165,9 +165,12 @@ def _metrics(server: ServeProcess) -> str:
         return str(response.read().decode())
 
 
-def _failures(server: ServeProcess) -> float:
+def _failures(server: ServeProcess, name: str = "tracescore_history_export_failures_total") -> float:
     metrics = dict(line.rsplit(" ", 1) for line in _metrics(server).splitlines() if line[:1] != "#")
-    return float(metrics["tracescore_history_export_failures_total"])
+    return float(metrics[name])
+
+
+LAST_SUCCESS = "tracescore_history_export_last_success_timestamp_seconds"  # what a stalled export shows
 
 
 def _verdict_count(server: ServeProcess) -> int:
@@ -281,9 +284,17 @@ def test_an_export_that_fails_is_retried_and_serving_goes_on(tmp_path: Path) -> 
         while _failures(server) == 0 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _failures(server) > 0
+        stalled_since, failures = _failures(server, LAST_SUCCESS), _failures(server)
+        while _failures(server) == failures and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # Another cycle failed: the last success stays where it was.
+        assert (_failures(server) > failures, _failures(server, LAST_SUCCESS)) == (True, stalled_since)
         (out / "otel_traces").unlink()
         send_runs(tracer, 6, 6)
         tp.force_flush()
+        while _failures(server, LAST_SUCCESS) == stalled_since and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _failures(server, LAST_SUCCESS) > stalled_since
         tp.shutdown()
         time.sleep(1.0)
         assert server.stop() == 0, server.log()

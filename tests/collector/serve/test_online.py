@@ -737,7 +737,9 @@ def test_spec_edits_are_reloaded_and_a_broken_edit_keeps_the_last_good_specs(liv
 
 def test_a_raising_scorer_gives_an_error_verdict_and_the_server_stays_up(live: Live) -> None:
     task = "online:mixed"
-    errors_before = prometheus(live.server, 'tracescore_verdicts_total{spec="explodes",label="error"}')
+    errors_before = prometheus(
+        live.server, 'tracescore_verdicts_total{spec="explodes",task="online:mixed",label="error"}'
+    )
     run = live.agent.run(task, [(TOOL, {"region": "north"})])
     scored = by_spec(wait_verdicts(live.server, 2, run=run.run_id))
     assert set(scored) == {"cutoff", "explodes"}
@@ -759,7 +761,9 @@ def test_a_raising_scorer_gives_an_error_verdict_and_the_server_stays_up(live: L
     (result,) = get(live.server, f"/api/v1/tasks?task={task}&spec=explodes")
     assert (result["n_runs"], result["n_scored"], result["n_errors"], result["pass_rate"]) == (1, 0, 1, None)
     assert (
-        prometheus(live.server, 'tracescore_verdicts_total{spec="explodes",label="error"}')
+        prometheus(
+            live.server, 'tracescore_verdicts_total{spec="explodes",task="online:mixed",label="error"}'
+        )
         == errors_before + 1
     )
 
