@@ -80,6 +80,15 @@ def _serve_parser(sub: Subparsers) -> None:
         f"({env['specs']})",
     )
     p.add_argument(
+        "--conventions",
+        type=Path,
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="conventions files teaching tracescore your own tool span format, tried before the built-in "
+        f"ones (docs/conventions.md); reloaded on change ({env['conventions']})",
+    )
+    p.add_argument(
         "--plugin",
         dest="plugins",
         action="append",

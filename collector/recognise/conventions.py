@@ -1,5 +1,7 @@
 """Recognising tool executions: one adapter per convention, tried in priority order (DESIGN §3).
 
+Why this module is long: every built-in adapter is here, side by side, so their priority is read in one place.
+
 Sources for every attribute key: ../shared/reference/tool-span-conventions.md (cited in docs/conventions.md).
 """
 
@@ -44,6 +46,8 @@ from collector.recognise._shapes import (
     strands_unredacted,
     without_llama_index_context,
 )
+from collector.recognise.declared import active as declared_conventions
+from collector.recognise.declared._found import DeclaredContent
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 
@@ -69,6 +73,10 @@ class _Content:
     result: Any
     call_id: str | None
     kind: str = TOOL
+    # A user's declared convention's own error and pause signals (collector/recognise/declared/).
+    error: bool = False
+    error_message: str | None = None
+    paused: bool = False
 
 
 def _text(attrs: dict[str, Any], *keys: str) -> str | None:
@@ -321,14 +329,18 @@ def _clean_error(status_message: str, exception_message: str | None) -> str | No
 
 def recognise_execution(span: Span) -> ToolExecution | None:
     """The tool execution this span records, or None when no convention claims it."""
-    if _DISCRIMINATORS.isdisjoint(span.attributes) and span.name != "running tool":
-        return None  # no adapter could claim it: skip them all
-    for adapter in ADAPTERS:
-        content = adapter(span)
-        if content is not None:
-            break
-    else:
-        return None
+    # A user's declared conventions first (docs/conventions.md, "Your own conventions", says why).
+    declared = declared_conventions.current()
+    content: _Content | DeclaredContent | None = declared.read(span) if declared is not None else None
+    if content is None:
+        if _DISCRIMINATORS.isdisjoint(span.attributes) and span.name != "running tool":
+            return None  # no adapter could claim it: skip them all
+        for adapter in ADAPTERS:
+            content = adapter(span)
+            if content is not None:
+                break
+        else:
+            return None
     if content.tool_name == _ADK_MERGED_TOOLS:
         return None
     attrs = span.attributes
@@ -337,7 +349,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
 
     paused, pause_reason = False, None
     deferral = _text(attrs, "pydantic_ai.tool.deferral.name")
-    if attrs.get("tracescore.tool.paused") is True:
+    if attrs.get("tracescore.tool.paused") is True or content.paused:
         paused = True
         reason = _text(attrs, "tracescore.tool.pause_reason")
         pause_reason = reason if reason in PAUSE_REASONS else None
@@ -359,6 +371,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or failure_stage is not None
         or attrs.get("gen_ai.tool.status") == "error"
         or attrs.get("haystack.tool.error") is True
+        or content.error
     )
     if paused and deferral is not None:
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
@@ -366,7 +379,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         error, error_type = False, None
     error_message = None
     if error:
-        error_message = _clean_error(
+        error_message = content.error_message or _clean_error(
             span.status_message, _text(exception, "exception.message") if exception else None
         )
         if error_message is None and failure_stage is not None:

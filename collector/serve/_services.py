@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from collector.receive.ingest import Ingest
+from collector.serve._conventions_source import ConventionsSource
 from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
@@ -27,6 +28,7 @@ class Services:
     # Held by every verdict store from its time stamp to its commit (the history export's horizon).
     verdicts_lock: threading.Lock = field(default_factory=threading.Lock)
     history: HistoryExport | None = None
+    conventions: ConventionsSource | None = None
 
     def not_ready_reason(self) -> str | None:
         if self.draining:

@@ -31,6 +31,7 @@ from collector.receive.otlp_http import HttpTimeouts, build_app, start_http
 from collector.receive.security import Security, TokenInterceptor, http_middleware
 from collector.serve._api_grpc import add_api
 from collector.serve._api_http import HttpApi
+from collector.serve._conventions_source import ConventionsSource
 from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
@@ -106,6 +107,7 @@ async def start(settings: ServeSettings) -> Running:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
+    conventions = ConventionsSource(list(settings.conventions))  # and a broken conventions file
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
     if memory is not None and (problem := too_small(memory)):
@@ -210,8 +212,17 @@ async def start(settings: ServeSettings) -> Running:
         intake_bytes=intake_bytes(memory, workers) if memory is not None else DEFAULT_INTAKE_BYTES,
     )
     services = Services(
-        connection, writer, ingest, specs, hub, online, verdicts_lock=verdicts_lock, history=history
+        connection,
+        writer,
+        ingest,
+        specs,
+        hub,
+        online,
+        verdicts_lock=verdicts_lock,
+        history=history,
+        conventions=conventions,
     )
+    conventions.start()
     security = Security(
         token=settings.auth_token or None,
         tls_cert=settings.tls_cert,
@@ -304,6 +315,8 @@ def _host(host: str) -> str:
 def _stop_storage(services: Services, exporter: VerdictExporter | None) -> None:
     """Drain and complete (writer), then score what completed (online), then flush the export."""
     services.ingest.preparer.close()  # requests already with the workers come back, and are refused
+    if services.conventions is not None:
+        services.conventions.stop()
     services.writer.stop()
     if services.online is not None:
         services.online.stop()
