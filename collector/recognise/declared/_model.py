@@ -14,6 +14,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    field_validator,
     model_validator,
 )
 
@@ -68,6 +69,17 @@ class Match(_Strict):
     scope: StrictStr | None = None
     attributes: dict[StrictStr, Scalar | Equals] = Field(default_factory=dict)
 
+    @field_validator("span_name_pattern")
+    @classmethod
+    def _linear(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            from scoring.spec.regex import pattern_problem
+
+            problem = pattern_problem(pattern)
+            if problem is not None:
+                raise ValueError(f"{pattern!r}: {problem}")
+        return pattern
+
     @model_validator(mode="after")
     def _narrow(self) -> Match:
         if self.span_name is None and self.span_name_pattern is None and not self.attributes:
@@ -77,12 +89,6 @@ class Match(_Strict):
             )
         if self.span_name is not None and self.span_name_pattern is not None:
             raise ValueError("give span_name (exact) or span_name_pattern (a regex), not both")
-        if self.span_name_pattern is not None:
-            from scoring.spec.regex import pattern_problem
-
-            problem = pattern_problem(self.span_name_pattern)
-            if problem is not None:
-                raise ValueError(f"span_name_pattern {self.span_name_pattern!r}: {problem}")
         for key in self.attributes:
             if not key or len(key) > _MAX_KEY_CHARS:
                 raise ValueError(f"attribute key {key[:40]!r}: 1 to {_MAX_KEY_CHARS} characters")
@@ -136,15 +142,8 @@ class ToolConvention(_Strict):
 
 
 class ConventionsFile(_Strict):
-    """A conventions file: its format version and its tool conventions, tried in the order written."""
+    """A conventions file: its format version and its tool conventions, tried in the order written (names
+    unique across every file: collector/recognise/declared/files.py)."""
 
     version: Literal[1] = 1
     tools: list[ToolConvention] = Field(min_length=1, max_length=100)
-
-    @model_validator(mode="after")
-    def _unique(self) -> ConventionsFile:
-        names = [t.name for t in self.tools]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise ValueError(f"convention name {repeated[0]!r} is used more than once: give each its own")
-        return self

@@ -8,6 +8,7 @@ them can stand for billions of nodes), and flow collections nested at most `_MAX
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,20 +32,22 @@ def _node_lines(root: yaml.Node) -> dict[tuple[Any, ...], int]:
     stack: list[tuple[tuple[Any, ...], yaml.Node]] = [((), root)]
     while stack:
         path, node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen:  # the second path to one node: an alias
             raise ConventionsError(
-                f"line {node.start_mark.line + 1}: anchors and aliases are not accepted: write the values out"
+                f"line {lines[path]}: anchors and aliases are not accepted: write the values out"
             )
         seen.add(id(node))
+        children: list[tuple[tuple[Any, ...], yaml.Node]] = []
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 part = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line)
                 lines[(*path, part)] = key.start_mark.line + 1
-                stack.append(((*path, part), value))
+                children.append(((*path, part), value))
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 lines[(*path, index)] = item.start_mark.line + 1
-                stack.append(((*path, index), item))
+                children.append(((*path, index), item))
+        stack.extend(reversed(children))  # in the document's order: an alias is met after its anchor
     return lines
 
 
@@ -123,7 +126,13 @@ def _location(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc) or "(file)"
 
 
-def _validated(origin: str, text: str) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Validated:
+    model: Any  # ConventionsFile (pydantic loads only with a file)
+    lines: dict[tuple[Any, ...], int]
+
+
+def _validated(origin: str, text: str) -> _Validated:
     from pydantic import ValidationError
 
     from collector.recognise.declared._model import ConventionsFile
@@ -139,7 +148,7 @@ def _validated(origin: str, text: str) -> Any:
     if not isinstance(data, dict):
         raise ConventionsError(f"{origin}:{lines[()]}: a conventions file is a mapping with tools: [ … ]")
     try:
-        return ConventionsFile.model_validate(data)
+        return _Validated(ConventionsFile.model_validate(data), lines)
     except ValidationError as exc:
         seen: list[str] = []
         for error in exc.errors():
@@ -191,17 +200,17 @@ def compile_sources(sources: list[tuple[str, str]]) -> Declared:
     from collector.recognise.declared._compiled import compile_file
 
     files = [(origin, text, _validated(origin, text)) for origin, text in sources]
-    where: dict[str, list[str]] = {}
-    for origin, _, model in files:
-        for tool in model.tools:
-            where.setdefault(tool.name, []).append(origin)
-    repeated = sorted(name for name, origins in where.items() if len(origins) > 1)
-    if repeated:
-        raise ConventionsError(
-            f"convention {repeated[0]!r} in {', '.join(where[repeated[0]])}: the name is used more than "
-            "once; give each convention its own"
-        )
-    return compile_file(files)
+    first: dict[str, str] = {}
+    for origin, _, validated in files:
+        for index, tool in enumerate(validated.model.tools):
+            if tool.name in first:
+                line = validated.lines.get(("tools", index, "name"), 1)
+                raise ConventionsError(
+                    f"{origin}:{line}: tools.{index}.name: convention {tool.name!r} is named already "
+                    f"({first[tool.name]}); give each convention its own name"
+                )
+            first[tool.name] = f"{origin}:{validated.lines.get(('tools', index, 'name'), 1)}"
+    return compile_file([(origin, text, validated.model) for origin, text, validated in files])
 
 
 def load_conventions(paths: list[Path]) -> Declared:
