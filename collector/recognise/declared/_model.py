@@ -14,6 +14,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -132,8 +133,9 @@ class ToolConvention(_Strict):
     paused: Sources | None = None
 
     @model_validator(mode="after")
-    def _own_name(self) -> ToolConvention:
-        if self.name in BUILT_IN_NAMES:
+    def _own_name(self, info: ValidationInfo) -> ToolConvention:
+        # tracescore's own files (collector/recognise/declared/*.yaml) write built-in conventions.
+        if self.name in BUILT_IN_NAMES and not (info.context or {}).get("built_in"):
             raise ValueError(
                 f"name {self.name!r} is a built-in convention's (executions.convention tells them apart): "
                 "choose a name of your own"

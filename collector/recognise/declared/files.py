@@ -132,7 +132,7 @@ class _Validated:
     lines: dict[tuple[Any, ...], int]
 
 
-def _validated(origin: str, text: str) -> _Validated:
+def _validated(origin: str, text: str, *, built_in: bool = False) -> _Validated:
     from pydantic import ValidationError
 
     from collector.recognise.declared._model import ConventionsFile
@@ -148,7 +148,7 @@ def _validated(origin: str, text: str) -> _Validated:
     if not isinstance(data, dict):
         raise ConventionsError(f"{origin}:{lines[()]}: a conventions file is a mapping with tools: [ … ]")
     try:
-        return _Validated(ConventionsFile.model_validate(data), lines)
+        return _Validated(ConventionsFile.model_validate(data, context={"built_in": built_in}), lines)
     except ValidationError as exc:
         seen: list[str] = []
         for error in exc.errors():
@@ -195,11 +195,12 @@ def read_file(path: Path) -> tuple[str, str]:
         raise ConventionsError(f"{path}: cannot read it: {exc.strerror or exc}") from None
 
 
-def compile_sources(sources: list[tuple[str, str]]) -> Declared:
-    """Conventions from (origin, text) pairs: validated, names unique across them, compiled."""
+def compile_sources(sources: list[tuple[str, str]], *, built_in: bool = False) -> Declared:
+    """Conventions from (origin, text) pairs: validated, names unique across them, compiled. `built_in`:
+    tracescore's own files, which may use the built-in conventions' names."""
     from collector.recognise.declared._compiled import compile_file
 
-    files = [(origin, text, _validated(origin, text)) for origin, text in sources]
+    files = [(origin, text, _validated(origin, text, built_in=built_in)) for origin, text in sources]
     first: dict[str, str] = {}
     for origin, _, validated in files:
         for index, tool in enumerate(validated.model.tools):
@@ -216,3 +217,14 @@ def compile_sources(sources: list[tuple[str, str]]) -> Declared:
 def load_conventions(paths: list[Path]) -> Declared:
     """The conventions of these files; any mistake in any of them stops the load."""
     return compile_sources([read_file(p) for p in paths])
+
+
+BUILT_IN_FILES = ("vercel_ai.yaml",)
+
+
+def built_in_conventions(name: str) -> Declared:
+    """One of the built-in conventions written as a conventions file, shipped beside this module (the
+    Python adapter stays on the ingest path: a server given no file loads no pydantic, YAML or RE2)."""
+    if name not in BUILT_IN_FILES:
+        raise ConventionsError(f"{name}: no such built-in conventions file ({', '.join(BUILT_IN_FILES)})")
+    return compile_sources([read_file(Path(__file__).with_name(name))], built_in=True)
