@@ -109,6 +109,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
         "grpc": args.grpc,
         "http": args.http,
         "specs": tuple(args.specs) if args.specs else None,
+        "conventions": tuple(args.conventions) if args.conventions else None,
     }
     return run_doctor(resolve_serve_settings(flags, config=args.config))
 

@@ -378,6 +378,14 @@ def _doctor_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--specs", type=Path, nargs="+", action="extend", help="spec files or directories to check"
     )
+    p.add_argument(
+        "--conventions",
+        type=Path,
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="conventions files to check",
+    )
     _config_argument(p)
 
 
