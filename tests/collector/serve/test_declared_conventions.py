@@ -188,6 +188,12 @@ def test_a_broken_edit_while_serving_keeps_the_last_good_conventions(tmp_path: P
         after_broken_edit = agent.run("acme:paris", [("call-9", {"city": "Paris"})])
         tracer_provider.force_flush()
         time.sleep(2.5)  # several polls of the unchanged broken file: logged once all the same
+        # Fixed: the new conventions are in force, in the decode worker too.
+        _write_atomically(conventions, documented_conventions().replace("name: acme ", "name: acme_v2 "))
+        while "reloaded conventions: acme_v2" not in server.log():
+            assert time.monotonic() < deadline + 10, server.log()
+            time.sleep(0.1)
+        after_fix = agent.run("acme:paris", [("call-10", {"city": "Paris"})])
         tracer_provider.shutdown()
         time.sleep(0.5)
     finally:
@@ -195,10 +201,13 @@ def test_a_broken_edit_while_serving_keeps_the_last_good_conventions(tmp_path: P
     failures = [line for line in server.log().splitlines() if "conventions reload failed" in line]
     assert len(failures) == 1, server.log()
     assert f"{conventions}:" in failures[0] and "tools.0.result.parser" in failures[0]
-    rows = stored_rows(server, "SELECT trace_id, convention, tool_name, arguments, result FROM executions")
+    rows = stored_rows(
+        server, "SELECT trace_id, convention, tool_name, arguments, result FROM executions ORDER BY call_id"
+    )
     assert [(r["trace_id"], r["convention"], r["tool_name"]) for r in rows] == [
-        (after_broken_edit, "acme", "get_weather")
+        (after_fix, "acme_v2", "get_weather"),
+        (after_broken_edit, "acme", "get_weather"),
     ]
-    assert json.loads(rows[0]["result"])["city"] == "Paris"
+    assert json.loads(rows[1]["result"])["city"] == "Paris"
     verdicts = stored_rows(server, "SELECT trace_id, label FROM verdicts")
-    assert [(v["trace_id"], v["label"]) for v in verdicts] == [(after_broken_edit, "pass")]
+    assert {v["trace_id"]: v["label"] for v in verdicts} == {after_broken_edit: "pass", after_fix: "pass"}
