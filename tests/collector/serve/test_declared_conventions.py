@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,9 @@ def test_a_broken_edit_while_serving_keeps_the_last_good_conventions(tmp_path: P
         while "conventions reload failed" not in server.log():
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=10) as answer:
+            metrics = answer.read().decode()
+        assert "\ntracescore_conventions_reload_failures_total 1\n" in metrics
         after_broken_edit = agent.run("acme:paris", [("call-9", {"city": "Paris"})])
         tracer_provider.force_flush()
         time.sleep(2.5)  # several polls of the unchanged broken file: logged once all the same
