@@ -150,13 +150,16 @@ def _validated(origin: str, text: str, *, built_in: bool = False) -> _Validated:
     try:
         return _Validated(ConventionsFile.model_validate(data, context={"built_in": built_in}), lines)
     except ValidationError as exc:
-        seen: list[str] = []
+        found: list[tuple[tuple[Any, ...], str, str]] = []
         for error in exc.errors():
             loc = tuple(p for p in error["loc"] if not _union_tag(p))
-            problem = f"{origin}:{_line(lines, loc)}: {_location(loc)}: {_message({**error, 'loc': loc})}"
-            if problem not in seen:
-                seen.append(problem)
-        raise ConventionsError("; ".join(_useful(seen))) from None
+            found.append((loc, error["type"], _message({**error, "loc": loc})))
+        problems: list[str] = []
+        for loc, message in _one_per_key(_useful(found)):
+            problem = f"{origin}:{_line(lines, loc)}: {_location(loc)}: {message}"
+            if problem not in problems:
+                problems.append(problem)
+        raise ConventionsError("; ".join(problems)) from None
     except RecursionError:
         raise ConventionsError(f"{origin}: nested too deeply") from None
 
@@ -170,12 +173,46 @@ def _union_tag(part: Any) -> bool:
     return isinstance(part, str) and (part in _UNION_TAGS or part.startswith(("function-", "list[")))
 
 
-def _useful(problems: list[str]) -> list[str]:
-    """A value that fits no member of a union is reported once per member; the type mismatches of the
-    members the user plainly did not mean ("Input should be a valid list") are dropped when another
-    message says more."""
-    kept = [p for p in problems if "Input should be a valid list" not in p and "valid dictionary" not in p]
-    return kept or problems
+# The type mismatches pydantic reports for each member of a union the value did not fit.
+_MISMATCHES = frozenset({"list_type", "dict_type", "model_type", "model_attributes_type"})
+
+
+def _useful(
+    found: list[tuple[tuple[Any, ...], str, str]],
+) -> list[tuple[tuple[Any, ...], str, str]]:
+    """A value that fits no member of a union is reported once per member: a member's type mismatch
+    ("Input should be a valid list") is dropped where another problem at or below the same key says
+    what the user meant (an unknown key inside the mapping they wrote)."""
+
+    def explained(loc: tuple[Any, ...]) -> bool:
+        return any(kind not in _MISMATCHES and other[: len(loc)] == loc for other, kind, _ in found)
+
+    return [item for item in found if item[1] not in _MISMATCHES or not explained(item[0])]
+
+
+_SOURCE_KEYS = frozenset({"tool_name", "arguments", "result", "error", "call_id", "paused"})
+_WHAT_FITS = {
+    "attributes": "expected a text, a number, true or false, or {equals: VALUE, parser: json}",
+    "source": "expected a source ({attribute: KEY, …} or {span_name: true}) or a list of them",
+}
+
+
+def _one_per_key(found: list[tuple[tuple[Any, ...], str, str]]) -> list[tuple[tuple[Any, ...], str]]:
+    """One message per key: a value that fits no member of a union gets one line saying what fits."""
+    by_loc: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+    for loc, kind, message in found:
+        by_loc.setdefault(loc, []).append((kind, message))
+    result = []
+    for loc, items in by_loc.items():
+        if len(items) > 1 and all(kind.endswith("_type") for kind, _ in items):
+            if len(loc) >= 2 and loc[-2] == "attributes":
+                result.append((loc, _WHAT_FITS["attributes"]))
+                continue
+            if loc and loc[-1] in _SOURCE_KEYS:
+                result.append((loc, _WHAT_FITS["source"]))
+                continue
+        result.extend((loc, message) for _, message in items)
+    return result
 
 
 def read_file(path: Path) -> tuple[str, str]:

@@ -109,6 +109,14 @@ def _error(tmp_path: Path, text: str) -> str:
             "tools:\n  - name: x\n    match: {span_name: a}\n",
             "FILE:2: tools.0.tool_name: Field required",
         ),
+        (
+            "tools:\n  - name: x\n    match: {attributes: {acme.kind: [a, b]}}\n    tool_name: 5\n"
+            "  - name: y\n    match: {span_name: x}\n    tool_name: {attribute: a, parsr: json}\n",
+            "FILE:3: tools.0.match.attributes.acme.kind: expected a text, a number, true or false, or "
+            "{equals: VALUE, parser: json}; FILE:4: tools.0.tool_name: expected a source ({attribute: KEY, "
+            "…} or {span_name: true}) or a list of them; FILE:7: tools.1.tool_name.parsr: unknown key; did "
+            "you mean 'parser'? known keys are attribute, span_name, strip_prefix, pointer, parser",
+        ),
         ("tools: [\n", "FILE:2: not valid YAML: expected the node content, but found '<stream end>'"),
         ("", "FILE: holds no conventions: write tools: [ … ] (docs/conventions.md)"),
         (
