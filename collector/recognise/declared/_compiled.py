@@ -14,7 +14,14 @@ from typing import Any
 
 from collector.model.domain import NO_ARGUMENTS, Arguments, Span
 from collector.recognise.declared._found import DeclaredContent
-from collector.recognise.declared._model import ConventionsFile, Equals, Source, Sources, ToolConvention
+from collector.recognise.declared._model import (
+    AgentConvention,
+    ConventionsFile,
+    Equals,
+    Source,
+    Sources,
+    ToolConvention,
+)
 from collector.recognise.declared._values import MISSING, Unreadable, follow, parse, pointer_tokens
 
 log = logging.getLogger("tracescore.conventions")
@@ -213,7 +220,7 @@ class _Tool:
         )
 
 
-def _matcher(convention: ToolConvention) -> _Matcher:
+def _matcher(convention: ToolConvention | AgentConvention) -> _Matcher:
     match = convention.match
     conditions = tuple(
         _Condition(key, rule.equals, rule.parser)
@@ -238,6 +245,29 @@ def _tool(convention: ToolConvention) -> _Tool:
 
 
 @dataclass(frozen=True, slots=True)
+class _Agent:
+    name: str
+    matcher: _Matcher
+    agent_name: tuple[_Reader, ...]
+    run_id: tuple[_Reader, ...]
+
+    def read(self, span: Span) -> tuple[str, str | None] | None:
+        if not self.matcher.matches(span):
+            return None
+        name = _text(self.agent_name, span)
+        return None if name is None else (name, _text(self.run_id, span))
+
+
+def _agent(convention: AgentConvention) -> _Agent:
+    return _Agent(
+        convention.name,
+        _matcher(convention),
+        _readers(convention.agent_name, None),
+        _readers(convention.run_id, None),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class _Gate:
     """What a span must have for any convention to claim it: one exact name, attribute key or scope per
     convention (the one it cannot match without). Most spans fail all three in three C-level lookups,
@@ -249,10 +279,10 @@ class _Gate:
     open: bool  # a convention with only a span-name pattern: every span is asked
 
     @classmethod
-    def of(cls, tools: tuple[_Tool, ...]) -> _Gate:
+    def of(cls, conventions: tuple[_Tool, ...] | tuple[_Agent, ...]) -> _Gate:
         names, keys, scopes, open_ = set(), set(), set(), False
-        for tool in tools:
-            matcher = tool.matcher
+        for convention in conventions:
+            matcher = convention.matcher
             if matcher.span_name is not None:
                 names.add(matcher.span_name)
             elif matcher.conditions:
@@ -274,15 +304,18 @@ class _Gate:
 
 @dataclass(frozen=True, slots=True)
 class Declared:
-    """Every declared tool convention, compiled, in the order written; `sources` is what it was compiled
-    from ((origin, text) per file), which names it across processes."""
+    """Every declared tool and agent convention, compiled, in the order written; `sources` is what it was
+    compiled from ((origin, text) per file), which names it across processes."""
 
     sources: tuple[tuple[str, str], ...]
     tools: tuple[_Tool, ...]
-    gate: _Gate
+    agents: tuple[_Agent, ...]
+    tool_gate: _Gate
+    agent_gate: _Gate
 
     def read(self, span: Span) -> DeclaredContent | None:
-        if self.gate.shut(span):
+        """The tool execution a declared convention reads off this span, if one claims it."""
+        if not self.tools or self.tool_gate.shut(span):
             return None
         for tool in self.tools:
             try:
@@ -294,25 +327,39 @@ class Declared:
                 return content
         return None
 
+    def agent(self, span: Span) -> tuple[str, str | None] | None:
+        """The agent (its name, and its run id if the convention names one) a declared agent convention
+        reads off this span, if one claims it."""
+        if not self.agents or self.agent_gate.shut(span):
+            return None
+        for agent in self.agents:
+            try:
+                found = agent.read(span)
+            except Exception:
+                _log_once(agent.name)
+                continue
+            if found is not None:
+                return found
+        return None
+
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.tools)
+        return tuple(t.name for t in self.tools) + tuple(a.name for a in self.agents)
+
+    def _matchers(self) -> tuple[_Matcher, ...]:
+        return tuple(t.matcher for t in self.tools) + tuple(a.matcher for a in self.agents)
 
     def span_names(self) -> tuple[str, ...]:
         """Exact span names the conventions claim (ClickHouse chooses traces by them)."""
-        return tuple(t.matcher.span_name for t in self.tools if t.matcher.span_name is not None)
+        return tuple(m.span_name for m in self._matchers() if m.span_name is not None)
 
     def span_name_patterns(self) -> tuple[str, ...]:
-        """Span-name patterns of conventions that name no exact span name or attribute key."""
-        return tuple(
-            t.matcher.pattern
-            for t in self.tools
-            if t.matcher.pattern is not None and not t.matcher.conditions
-        )
+        """Span-name patterns of conventions that name no attribute key."""
+        return tuple(m.pattern for m in self._matchers() if m.pattern is not None and not m.conditions)
 
     def attribute_keys(self) -> tuple[str, ...]:
         """One attribute key each convention with attribute conditions requires."""
-        return tuple(t.matcher.conditions[0].key for t in self.tools if t.matcher.conditions)
+        return tuple(m.conditions[0].key for m in self._matchers() if m.conditions)
 
 
 _LOGGED: set[str] = set()
@@ -327,4 +374,6 @@ def _log_once(name: str) -> None:
 def compile_file(files: list[tuple[str, str, ConventionsFile]]) -> Declared:
     """The conventions of validated files, compiled: (origin, text, model) per file."""
     tools = tuple(_tool(t) for _, _, model in files for t in model.tools)
-    return Declared(tuple((origin, text) for origin, text, _ in files), tools, _Gate.of(tools))
+    agents = tuple(_agent(a) for _, _, model in files for a in model.agents)
+    sources = tuple((origin, text) for origin, text, _ in files)
+    return Declared(sources, tools, agents, _Gate.of(tools), _Gate.of(agents))

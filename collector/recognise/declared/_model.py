@@ -143,9 +143,28 @@ class ToolConvention(_Strict):
         return self
 
 
+class AgentConvention(_Strict):
+    """One kind of agent span: how it is found, and where the agent's name (and its run id) are. Its
+    tool calls below it are placed under that agent, as under any agent span (docs/conventions.md)."""
+
+    name: StrictStr = Field(pattern=_NAME_PATTERN)
+    match: Match
+    agent_name: Sources
+    run_id: Sources | None = None
+
+
 class ConventionsFile(_Strict):
-    """A conventions file: its format version and its tool conventions, tried in the order written (names
-    unique across every file: collector/recognise/declared/files.py)."""
+    """A conventions file: its format version, its tool conventions and its agent conventions, each tried
+    in the order written (names unique across every file: collector/recognise/declared/files.py)."""
 
     version: Literal[1] = 1
-    tools: list[ToolConvention] = Field(min_length=1, max_length=100)
+    tools: list[ToolConvention] = Field(default_factory=list, max_length=100)
+    agents: list[AgentConvention] = Field(default_factory=list, max_length=100)
+
+    @model_validator(mode="after")
+    def _something(self) -> ConventionsFile:
+        if not self.tools and not self.agents:
+            raise ValueError(
+                "a conventions file declares tools: [ … ] or agents: [ … ] (docs/conventions.md)"
+            )
+        return self

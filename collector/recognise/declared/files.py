@@ -190,7 +190,9 @@ def _useful(
     return [item for item in found if item[1] not in _MISMATCHES or not explained(item[0])]
 
 
-_SOURCE_KEYS = frozenset({"tool_name", "arguments", "result", "error", "call_id", "paused"})
+_SOURCE_KEYS = frozenset(
+    {"tool_name", "arguments", "result", "error", "call_id", "paused", "agent_name", "run_id"}
+)
 _WHAT_FITS = {
     "attributes": "expected a text, a number, true or false, or {equals: VALUE, parser: json}",
     "source": "expected a source ({attribute: KEY, …} or {span_name: true}) or a list of them",
@@ -240,14 +242,15 @@ def compile_sources(sources: list[tuple[str, str]], *, built_in: bool = False) -
     files = [(origin, text, _validated(origin, text, built_in=built_in)) for origin, text in sources]
     first: dict[str, str] = {}
     for origin, _, validated in files:
-        for index, tool in enumerate(validated.model.tools):
-            if tool.name in first:
-                line = validated.lines.get(("tools", index, "name"), 1)
-                raise ConventionsError(
-                    f"{origin}:{line}: tools.{index}.name: convention {tool.name!r} is named already "
-                    f"({first[tool.name]}); give each convention its own name"
-                )
-            first[tool.name] = f"{origin}:{validated.lines.get(('tools', index, 'name'), 1)}"
+        for kind in ("tools", "agents"):
+            for index, convention in enumerate(getattr(validated.model, kind)):
+                line = validated.lines.get((kind, index, "name"), 1)
+                if convention.name in first:
+                    raise ConventionsError(
+                        f"{origin}:{line}: {kind}.{index}.name: convention {convention.name!r} is named "
+                        f"already ({first[convention.name]}); give each convention its own name"
+                    )
+                first[convention.name] = f"{origin}:{line}"
     return compile_file([(origin, text, validated.model) for origin, text, validated in files])
 
 

@@ -295,3 +295,36 @@ def test_pointers_as_rfc_6901_writes_them() -> None:
     assert follow(document, pointer_tokens("/0")) == 3
     for missing in ("/a~1b/1", "/a~1b/01", "/a~1b/-", "/nope", "/0/x"):
         assert follow(document, pointer_tokens(missing)) is MISSING
+
+
+def test_an_agent_convention_makes_its_span_an_agent_before_the_built_in_ones() -> None:
+    from collector.recognise._nodes import span_node
+
+    text = """\
+agents:
+  - name: acme_agent
+    match: {span_name: agent.run}
+    agent_name: [{attribute: acme.agent}, {span_name: true}]
+    run_id: {attribute: acme.run}
+"""
+    plain = _span("agent.run", {"acme.agent": "support", "acme.run": 7})
+    plain.parent_span_id = "p" * 16
+    assert span_node(plain).agent is None
+    active.install(compile_sources([("a.yaml", text)]))
+    node = span_node(plain)
+    assert node.agent is not None and (node.agent.name, node.agent.run_id) == ("support", "7")
+    unnamed = span_node(_span("agent.run", {}))
+    assert unnamed.agent is not None and unnamed.agent.name == "agent.run"
+    # Declared first: a built-in agent span of the same name is read as the file says.
+    built_in = _span(
+        "agent.run", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "x", "acme.agent": "y"}
+    )
+    declared = span_node(built_in).agent
+    assert declared is not None and declared.name == "y"
+    assert recognise_execution(plain) is None  # an agent convention claims no tool call
+
+
+def test_a_file_without_tools_or_agents_is_refused(tmp_path: Path) -> None:
+    assert _error(tmp_path, "version: 1\ntools: []\n") == (
+        "FILE:1: (file): a conventions file declares tools: [ … ] or agents: [ … ] (docs/conventions.md)"
+    )

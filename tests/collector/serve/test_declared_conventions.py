@@ -25,7 +25,11 @@ from tests._otel import provider, stored_rows
 from tests._server import ServeProcess
 
 ROOT = Path(__file__).resolve().parents[3]
-SPEC = "name: weather\nexpected_tools: [get_weather]\narguments: {get_weather: {city: Paris}}\n"
+# docs/conventions.md's spec: it selects the runs of the agent the file's agent convention names.
+SPEC = (
+    "name: weather\nselect: {agent: support}\nexpected_tools: [get_weather]\n"
+    "arguments: {get_weather: {city: Paris}}\n"
+)
 
 
 def documented_conventions() -> str:
@@ -58,7 +62,8 @@ class AcmeAgent:
 
     def run(self, task: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
         """One run (its own trace): the calls in order; a raising tool is caught as an agent would."""
-        with self.tracer.start_as_current_span("agent.run", attributes={"tracescore.task.id": task}) as root:
+        attributes = {"tracescore.task.id": task, "acme.agent": "support"}
+        with self.tracer.start_as_current_span("agent.run", attributes=attributes) as root:
             for index, (call_id, arguments) in enumerate(calls):
                 with contextlib.suppress(LookupError):
                     self.call_tool("get_weather", call_id or f"{task}-{index}", arguments, _weather)
@@ -104,7 +109,7 @@ def test_a_users_convention_from_the_docs_is_read_right_end_to_end(tmp_path: Pat
         for r in stored_rows(
             server,
             "SELECT trace_id, convention, tool_name, call_id, arguments, arguments_error, result, error, "
-            "error_message FROM executions",
+            "error_message, agent_path FROM executions",
         )
     }
     assert set(rows) == {passing, wrong_city, raised}
@@ -118,6 +123,7 @@ def test_a_users_convention_from_the_docs_is_read_right_end_to_end(tmp_path: Pat
     assert json.loads(ok["arguments"]) == {"city": "Paris"} and ok["arguments_error"] is None
     assert json.loads(ok["result"]) == {"temp_c": 21, "sky": "clear", "city": "Paris"}
     assert json.loads(rows[wrong_city]["arguments"]) == {"city": "Lyon"}
+    assert {r["agent_path"] for r in rows.values()} == {"support"}
     failed = rows[raised]
     assert (failed["error"], failed["error_message"], failed["call_id"]) == (
         True,
