@@ -328,3 +328,12 @@ def test_a_file_without_tools_or_agents_is_refused(tmp_path: Path) -> None:
     assert _error(tmp_path, "version: 1\ntools: []\n") == (
         "FILE:1: (file): a conventions file declares tools: [ … ] or agents: [ … ] (docs/conventions.md)"
     )
+
+
+def test_a_paused_call_is_read_from_the_field() -> None:
+    text = GOOD + "    paused: {attribute: acme.waiting}\n"
+    active.install(compile_sources([("acme.yaml", text)]))
+    waiting = recognise_execution(_span("tool:a", {"acme.kind": "tool", "acme.waiting": True}))
+    assert waiting is not None and waiting.paused and not waiting.error
+    running = recognise_execution(_span("tool:a", {"acme.kind": "tool", "acme.waiting": False}))
+    assert running is not None and not running.paused
