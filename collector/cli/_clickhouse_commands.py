@@ -19,6 +19,8 @@ from collector.cli._gate_clickhouse import clickhouse_reason
 from collector.clickhouse.connection import Connection, connect
 from collector.clickhouse.scorer import Scratch, follow, load_window, score_window
 from collector.clickhouse.selection import Selection, Shard
+from collector.recognise.declared import active
+from collector.recognise.declared.files import load_conventions
 from scoring import Spec, load_specs
 from scoring.batch.score import Scored, score_records
 from scoring.report.build import Report, build_report
@@ -48,12 +50,21 @@ def _ns(moment: datetime | None) -> int | None:
 
 def check_flags(args: argparse.Namespace) -> None:
     """Selection flags without --clickhouse are a mistake, not something to ignore quietly."""
+    conventions = getattr(args, "conventions", None)
     if getattr(args, "clickhouse", None):
         if getattr(args, "server", None):
             raise UserError("--server and --clickhouse read different stores: pass one of them")
         if args.batch_traces < 1:
             raise UserError("--batch-traces must be 1 or more")
+        # The batches' spans are recognised in this process, with this command's conventions (a broken
+        # file: exit 2) or none.
+        active.install(load_conventions(list(conventions)) if conventions else None)
         return
+    if conventions:
+        raise UserError(
+            "--conventions recognises the spans read from ClickHouse (add --clickhouse URL); the executions "
+            "in a --db were recognised when serve stored them: give serve --conventions"
+        )
     for name, default in _CLICKHOUSE_ONLY.items():
         if getattr(args, name, default) != default:
             flag = "--" + name.replace("_", "-")

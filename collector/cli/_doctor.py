@@ -1,7 +1,7 @@
 """`tracescore doctor`: check what `serve` needs and say what to fix, before it bites.
 
 Each check prints `ok`, `warn` or `fail` with one line of advice; the exit code is 1 if any failed, 2 if
-a spec file failed (what `serve` would exit with on it).
+a spec or conventions file failed (what `serve` would exit with on it).
 """
 
 from __future__ import annotations
@@ -166,7 +166,23 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
     if settings.export_dir is not None:
         findings.append(_export_dir(settings.export_dir))
     findings.extend(_specs(settings))
+    findings.extend(_conventions(settings))
     return findings
+
+
+def _conventions(settings: ServeSettings) -> list[Finding]:
+    """The conventions files validated and compiled as serve loads them."""
+    if not settings.conventions:
+        return []
+    from collector.recognise.declared.errors import ConventionsError
+    from collector.recognise.declared.files import load_conventions
+
+    subject = "conventions " + ", ".join(map(str, settings.conventions))
+    try:
+        declared = load_conventions(list(settings.conventions))
+    except ConventionsError as exc:
+        return [Finding("fail", subject, f"serve would refuse it: {exc}")]
+    return [Finding("ok", subject, f"{len(declared.names)} convention(s): {', '.join(declared.names)}")]
 
 
 def _specs(settings: ServeSettings) -> list[Finding]:
@@ -208,10 +224,11 @@ def _served_specs(db: Path) -> list[Finding]:
 
 
 def run_doctor(settings: ServeSettings) -> int:
-    """0 all well, 1 something would stop serve, 2 a spec serve would refuse (the code serve exits with)."""
+    """0 all well, 1 something would stop serve, 2 a spec or conventions file serve would refuse (the code
+    serve exits with)."""
     findings = diagnose(settings)
     for finding in findings:
         print(f"{finding.status.upper():<4}  {finding.check}: {finding.advice}")
-    if any(f.status == "fail" and f.check.startswith("specs ") for f in findings):
+    if any(f.status == "fail" and f.check.startswith(("specs ", "conventions ")) for f in findings):
         return 2
     return 1 if any(f.status == "fail" for f in findings) else 0

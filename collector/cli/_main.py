@@ -19,6 +19,7 @@ from collector.cli._logging import json_logs, setup_logging, status_line
 from collector.cli._parser import build_parser
 from collector.cli._serve_status import serve_with_status, stored_summary
 from collector.clickhouse.connection import ClickHouseError
+from collector.recognise.declared.errors import ConventionsError
 from collector.serve.server import BindError, PluginError, serve
 from collector.serve.settings import (
     SERVE_SETTINGS,
@@ -34,7 +35,7 @@ EXIT_USAGE = 2
 
 def _run_serve(args: argparse.Namespace) -> int:
     flags = {s.name: getattr(args, s.name, None) for s in SERVE_SETTINGS}
-    for name in ("specs", "plugins"):
+    for name in ("specs", "conventions", "plugins"):
         given = flags.get(name)
         flags[name] = tuple(given) if given else None
     settings = replace(
@@ -108,6 +109,7 @@ def _run_doctor(args: argparse.Namespace) -> int:
         "grpc": args.grpc,
         "http": args.http,
         "specs": tuple(args.specs) if args.specs else None,
+        "conventions": tuple(args.conventions) if args.conventions else None,
     }
     return run_doctor(resolve_serve_settings(flags, config=args.config))
 
@@ -187,6 +189,7 @@ USER_ERRORS = (
     UserError,
     ClickHouseError,
     SpecError,
+    ConventionsError,
     DiffError,
     ServerError,
 )

@@ -80,6 +80,15 @@ def _serve_parser(sub: Subparsers) -> None:
         f"({env['specs']})",
     )
     p.add_argument(
+        "--conventions",
+        type=Path,
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="conventions files teaching tracescore your own tool span format, tried before the built-in "
+        f"ones (docs/conventions.md); reloaded on change ({env['conventions']})",
+    )
+    p.add_argument(
         "--plugin",
         dest="plugins",
         action="append",
@@ -368,6 +377,14 @@ def _doctor_parser(sub: Subparsers) -> None:
     p.add_argument("--http", type=_address, help="OTLP/HTTP address to check (default 127.0.0.1:4318)")
     p.add_argument(
         "--specs", type=Path, nargs="+", action="extend", help="spec files or directories to check"
+    )
+    p.add_argument(
+        "--conventions",
+        type=Path,
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="conventions files to check",
     )
     _config_argument(p)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from pathlib import Path
 
 
 def iso_time(text: str) -> datetime:
@@ -37,6 +38,14 @@ def clickhouse_arguments(p: argparse.ArgumentParser, *, score: bool) -> None:
         type=int,
         default=1000,
         help="traces read and judged at a time (bounds memory; default 1000)",
+    )
+    g.add_argument(
+        "--conventions",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="conventions file teaching your own tool span format, as serve --conventions "
+        "(docs/conventions.md); repeatable",
     )
     if not score:
         return

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collector.clickhouse.connection import identifier, quote
+from collector.recognise.declared import active
 
 # Keys that mark a span recognition reads: execution discriminators (collector/recognise/conventions.py),
 # agent and run keys (collector/recognise/_nodes.py), and request carriers (collector/recognise/requests.py).
@@ -84,13 +85,21 @@ class Selection:
 
 
 def candidate_predicate() -> str:
-    """True for a span recognition could read an agent, execution or request from."""
-    keys = ", ".join(quote(k) for k in AGENT_TOOL_KEYS)
-    names = ", ".join(quote(n) for n in AGENT_TOOL_SPAN_NAMES)
+    """True for a span recognition could read an agent, execution or request from (a user's declared
+    conventions in force included: an attribute key, span name or span-name pattern each needs)."""
+    declared = active.current()
+    extra_keys = declared.attribute_keys() if declared is not None else ()
+    extra_names = declared.span_names() if declared is not None else ()
+    patterns = declared.span_name_patterns() if declared is not None else ()
+    keys = ", ".join(quote(k) for k in (*AGENT_TOOL_KEYS, *extra_keys))
+    names = ", ".join(quote(n) for n in (*AGENT_TOOL_SPAN_NAMES, *extra_names))
     prefixes = " OR ".join(f"startsWith(k, {quote(p)})" for p in AGENT_TOOL_KEY_PREFIXES)
+    # ClickHouse's match() is RE2 too, searching: anchored here, as recognition matches the whole name.
+    matched = "".join(f" OR match(SpanName, {quote(f'^(?:{p})$')})" for p in patterns)
     return (
         f"(hasAny(mapKeys(SpanAttributes), [{keys}]) OR SpanName IN ({names}) "
-        f"OR startsWith(SpanName, 'execute_tool') OR arrayExists(k -> {prefixes}, mapKeys(SpanAttributes)))"
+        f"OR startsWith(SpanName, 'execute_tool') OR arrayExists(k -> {prefixes}, mapKeys(SpanAttributes))"
+        f"{matched})"
     )
 
 

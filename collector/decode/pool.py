@@ -31,6 +31,7 @@ from pathlib import Path
 
 from collector.decode._warm_up import WARM_UP_BODY
 from collector.decode.prepare import Encoding, PreparedRequest, prepare_request
+from collector.recognise.declared import active as declared_conventions
 from collector.store.memory_settings import apply_memory_settings
 
 log = logging.getLogger("tracescore.ingest")
@@ -170,14 +171,15 @@ class Preparer:
         future = None
         if pool is not None and self._ready:
             try:
-                future = pool.submit(prepare_request, body, encoding)
+                # The server's declared conventions go with each request: a worker is not told of a reload.
+                future = pool.submit(prepare_request, body, encoding, declared_conventions.sources())
             except BrokenProcessPool:  # a worker died since the last request
                 self._replace(pool)
             except RuntimeError:  # shut down meanwhile: the server is stopping
                 pass
         if future is None:
             self.prepared_here += 1
-            return prepare_request(body, encoding)
+            return prepare_request(body, encoding, declared_conventions.sources())
         self.in_flight += 1
         broken = False
         try:
@@ -194,7 +196,7 @@ class Preparer:
         assert pool is not None
         self._replace(pool)
         self.prepared_here += 1
-        return prepare_request(body, encoding)
+        return prepare_request(body, encoding, declared_conventions.sources())
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         if self._pool is not broken or self._closed:

@@ -16,6 +16,7 @@ from collector.decode.decoded import DecodedRequest
 from collector.decode.from_json import decode_json
 from collector.decode.from_protobuf import decode_protobuf
 from collector.model.domain import OWN_SCOPE, Span
+from collector.recognise.declared import active as declared_conventions
 from collector.recognise.span import recognise
 from collector.store.rows import PreparedSpans, spans_table
 
@@ -51,7 +52,12 @@ def prepare_decoded(decoded: DecodedRequest) -> PreparedRequest:
     )
 
 
-def prepare_request(body: bytes, encoding: Encoding) -> PreparedRequest:
-    """Decode (raises UndecodableRequest), recognise and build rows: a decode worker's one job."""
+def prepare_request(
+    body: bytes, encoding: Encoding, conventions: declared_conventions.Sources | None = None
+) -> PreparedRequest:
+    """Decode (raises UndecodableRequest), recognise and build rows: a decode worker's one job.
+    `conventions`: the user's declared conventions the server recognises with (a worker compiles them
+    once, when they change)."""
+    declared_conventions.ensure(conventions)
     decoded = decode_protobuf(body) if encoding == "protobuf" else decode_json(body)
     return prepare_decoded(decoded)

@@ -19,6 +19,9 @@ Public:
 - `conventions`: `recognise_execution`, the adapters in priority order.
 - `requests`: `extract_requests`, the request-side readers.
 - `outcomes`: `extract_outcomes`, how tool calls ended as a later span reports it.
+- `declared`: a user's own conventions, declared in a file (docs/conventions.md, "Your own conventions")
+  and tried before the adapters: `files` (`load_conventions`, validated and compiled), `active` (the
+  conventions in force in this process), `errors` (`ConventionsError`).
 - `in_sql`: `recognise_in_sql`, the same executions and requests read in DuckDB SQL over a batch of
   span rows, for the conventions written in SQL, and which spans it leaves to the Python adapters.
 

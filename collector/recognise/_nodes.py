@@ -6,6 +6,7 @@ from typing import Any
 
 from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, Span, SpanNode
 from collector.recognise._content import load_json_text
+from collector.recognise.declared import active as declared_conventions
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
 _AGENT_RUN_ID_KEYS = ("gen_ai.agent.call.id", "agno.run.id", "gcp.vertex.agent.invocation_id")
@@ -251,7 +252,14 @@ def _crewai_coworker(span: Span) -> str | None:
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
     graph_depth, graph_name = _langgraph_nesting(span)
-    if span.parent_span_id is not None and _NODE_KEYS.isdisjoint(attrs) and not is_agent_span(span):
+    declared = declared_conventions.current()
+    declared_agent = declared.agent(span) if declared is not None else None
+    if (
+        declared_agent is None
+        and span.parent_span_id is not None
+        and _NODE_KEYS.isdisjoint(attrs)
+        and not is_agent_span(span)
+    ):
         # Most spans (tools, chats) only place themselves under their parent: skip the key lookups.
         return SpanNode(
             span.span_id,
@@ -268,7 +276,9 @@ def span_node(span: Span) -> SpanNode:
             delegates_to=_crewai_coworker(span),
         )
     agent = None
-    if is_agent_span(span):
+    if declared_agent is not None:  # a user's declared agent convention, tried first as for tools
+        agent = AgentInfo(name=declared_agent[0], run_id=declared_agent[1])
+    elif is_agent_span(span):
         agent = AgentInfo(name=_agent_name(span), run_id=_agent_run_id(span))
     keep_attributes = agent is not None or span.parent_span_id is None
     task = _first_text(attrs, ("tracescore.task.id",)) or _resource_task(span)

@@ -49,6 +49,8 @@ from collector.recognise._shapes import (
     strands_unredacted,
     without_llama_index_context,
 )
+from collector.recognise.declared import active as declared_conventions
+from collector.recognise.declared._found import DeclaredContent
 
 PAUSE_REASONS = ("confirmation", "user_input", "external_execution")
 
@@ -74,6 +76,10 @@ class _Content:
     result: Any
     call_id: str | None
     kind: str = TOOL
+    # A user's declared convention's own error and pause signals (collector/recognise/declared/).
+    error: bool = False
+    error_message: str | None = None
+    paused: bool = False
 
 
 def _text(attrs: dict[str, Any], *keys: str) -> str | None:
@@ -337,14 +343,18 @@ def _clean_error(status_message: str, exception_message: str | None) -> str | No
 
 def recognise_execution(span: Span) -> ToolExecution | None:
     """The tool execution this span records, or None when no convention claims it."""
-    if _DISCRIMINATORS.isdisjoint(span.attributes) and span.name != "running tool":
-        return None  # no adapter could claim it: skip them all
-    for adapter in ADAPTERS:
-        content = adapter(span)
-        if content is not None:
-            break
-    else:
-        return None
+    # A user's declared conventions first (docs/conventions.md, "Your own conventions", says why).
+    declared = declared_conventions.current()
+    content: _Content | DeclaredContent | None = declared.read(span) if declared is not None else None
+    if content is None:
+        if _DISCRIMINATORS.isdisjoint(span.attributes) and span.name != "running tool":
+            return None  # no adapter could claim it: skip them all
+        for adapter in ADAPTERS:
+            content = adapter(span)
+            if content is not None:
+                break
+        else:
+            return None
     if content.tool_name == _ADK_MERGED_TOOLS:
         return None
     attrs = span.attributes
@@ -357,7 +367,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         content.convention, exception_type
     )
     deferral = _text(attrs, "pydantic_ai.tool.deferral.name")
-    if attrs.get("tracescore.tool.paused") is True:
+    if attrs.get("tracescore.tool.paused") is True or content.paused:
         paused = True
         reason = _text(attrs, "tracescore.tool.pause_reason")
         pause_reason = reason if reason in PAUSE_REASONS else None
@@ -382,6 +392,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         or attrs.get("gen_ai.tool.status") == "error"
         or attrs.get("haystack.tool.error") is True
         or _langfuse.failed(attrs)
+        or content.error
     )
     if paused and (deferral is not None or sdk_interrupt):
         # pydantic-ai < v5 records the deferral as an exception with status ERROR: it is the pause mechanism,
@@ -389,7 +400,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
         error, error_type = False, None
     error_message = None
     if error:
-        error_message = _clean_error(
+        error_message = content.error_message or _clean_error(
             span.status_message, _text(exception, "exception.message") if exception else None
         )
         if error_message is None and failure_stage is not None:

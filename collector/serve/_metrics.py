@@ -247,6 +247,13 @@ def render_metrics(services: Services) -> str:
         "Spec edits that failed to load.",
         [("", specs.failed_reloads)],
     )
+    if services.conventions is not None and services.conventions.paths:
+        metric(
+            "tracescore_conventions_reload_failures_total",
+            "counter",
+            "Conventions file edits that failed to load (the last good conventions keep recognising).",
+            [("", services.conventions.failed_reloads)],
+        )
     metric("tracescore_watchers", "gauge", "Open verdict watch streams.", [("", services.hub.watchers)])
     metric(
         "tracescore_resident_memory_bytes",

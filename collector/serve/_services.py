@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from collector.receive.ingest import Ingest
+from collector.serve._conventions_source import ConventionsSource
 from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
 from collector.serve._online import OnlineScorer
@@ -30,6 +31,7 @@ class Services:
     history: HistoryExport | None = None
     memory_limit_bytes: int | None = None  # the memory budget, when there is one (collector/serve/memory.py)
     started_at: float = field(default_factory=time.time)  # unix time: a restart shows in /metrics
+    conventions: ConventionsSource | None = None
 
     def not_ready_reason(self) -> str | None:
         if self.draining:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from scoring import SpecError
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tracescore.specs")
 
 Signature = tuple[tuple[str, int, int], ...]
+_Loaded = TypeVar("_Loaded")
 
 # A spec file changed this recently may still be being written: it is read once it has stood still.
 _QUIET_S = 0.25
@@ -58,6 +60,13 @@ def _being_written(signature: Signature) -> bool:
 def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
     """The specs at start, read once no file is being written (waited for up to `_SETTLE_S`), with the
     signature of the files they were read from."""
+    return load_settled(paths, _load, SpecError)
+
+
+def load_settled(
+    paths: list[Path], load: Callable[[list[Path]], _Loaded], refused: type[Exception]
+) -> tuple[_Loaded, Signature]:
+    """What `load` makes of the files at start, read as the specs are (the conventions file too)."""
     deadline = time.monotonic() + _SETTLE_S
     while True:
         signature = _signature(paths)
@@ -65,8 +74,8 @@ def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
             time.sleep(_QUIET_S / 5)
             continue
         try:
-            specs = _load(paths)
-        except SpecError:
+            loaded = load(paths)
+        except refused:
             # Read again if a file moves on within a quiet period: it was caught mid-write. If not, it
             # is the user's to fix, reported as it stands.
             if time.monotonic() < deadline:
@@ -75,7 +84,7 @@ def _load_settled(paths: list[Path]) -> tuple[list[Spec], Signature]:
                     continue
             raise
         if _signature(paths) == signature or time.monotonic() >= deadline:
-            return specs, signature
+            return loaded, signature
 
 
 class SpecSource:

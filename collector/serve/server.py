@@ -31,6 +31,7 @@ from collector.receive.otlp_http import HttpTimeouts, build_app, start_http
 from collector.receive.security import Security, TokenInterceptor, http_middleware
 from collector.serve._api_grpc import add_api
 from collector.serve._api_http import HttpApi
+from collector.serve._conventions_source import ConventionsSource
 from collector.serve._export_settings import ExportSettings, points_at_own_listener
 from collector.serve._history_export import HistoryExport
 from collector.serve._hub import VerdictHub
@@ -110,6 +111,7 @@ async def start(settings: ServeSettings) -> Running:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     load_plugins(settings.plugins)
     specs = SpecSource(list(settings.specs))  # a broken spec at start stops here, before anything opens
+    conventions = ConventionsSource(list(settings.conventions))  # and a broken conventions file
     _check_addresses(settings)  # and a port in use, before the database file is opened or created
     memory = budget(settings.memory_limit)
     if memory is not None and (problem := too_small(memory)):
@@ -218,9 +220,18 @@ async def start(settings: ServeSettings) -> Running:
         intake_bytes=intake_bytes(memory, workers) if memory is not None else DEFAULT_INTAKE_BYTES,
     )
     services = Services(
-        connection, writer, ingest, specs, hub, online, verdict_writes=verdict_writes, history=history
+        connection,
+        writer,
+        ingest,
+        specs,
+        hub,
+        online,
+        verdict_writes=verdict_writes,
+        history=history,
+        conventions=conventions,
     )
     services.memory_limit_bytes = memory.limit_bytes if memory is not None else None
+    conventions.start()
     security = Security(
         token=settings.auth_token or None,
         tls_cert=settings.tls_cert,
@@ -313,6 +324,8 @@ def _host(host: str) -> str:
 def _stop_storage(services: Services, exporter: VerdictExporter | None) -> None:
     """Drain and complete (writer), then score what completed (online), then flush the export."""
     services.ingest.preparer.close()  # requests already with the workers come back, and are refused
+    if services.conventions is not None:
+        services.conventions.stop()
     services.writer.stop()
     if services.online is not None:
         services.online.stop()

@@ -132,6 +132,8 @@ class ServeSettings:
     tls_client_ca: Path | None = None
     allowed_hosts: tuple[str, ...] = ()
     specs: tuple[Path, ...] = ()
+    # The user's own conventions files (docs/conventions.md, "Your own conventions"), reloaded on change.
+    conventions: tuple[Path, ...] = ()
     plugins: tuple[str, ...] = ()
     export_endpoint: str = ""
     export_protocol: str = ""
@@ -343,6 +345,16 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _paths,
         f"spec files or directories scored online ({os.pathsep}-separated in the variable)",
         "specs/",
+        many=True,
+        path=True,
+    ),
+    Setting(
+        "conventions",
+        "TRACESCORE_CONVENTIONS",
+        _paths,
+        f"conventions files: your own span formats, tried before the built-in ones ({os.pathsep}-separated "
+        "in the variable)",
+        "conventions.yaml",
         many=True,
         path=True,
     ),

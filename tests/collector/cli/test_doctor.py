@@ -86,3 +86,22 @@ def test_a_disk_below_the_reserve_fails_as_serve_would(tmp_path: Path) -> None:
     )
     assert found.returncode == 1, found.stdout
     assert "FAIL  disk at" in found.stdout and "serve would not start" in found.stdout, found.stdout
+
+
+def test_a_conventions_file_is_checked_as_serve_loads_it(tmp_path: Path) -> None:
+    ports = ("--grpc", f"127.0.0.1:{free_port()}", "--http", f"127.0.0.1:{free_port()}")
+    good = tmp_path / "conventions.yaml"
+    good.write_text(
+        "tools:\n  - name: acme\n    match: {span_name: acme.tool}\n    tool_name: {attribute: a}\n"
+    )
+    db = ("--db", str(tmp_path / "new.duckdb"))
+    fine = _doctor(*db, *ports, "--conventions", str(good))
+    assert fine.returncode == 0 and f"OK    conventions {good}: 1 convention(s): acme" in fine.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(good.read_text().replace("span_name:", "span_nam:"))
+    refused = _doctor(*db, *ports, "--conventions", str(broken))
+    assert refused.returncode == 2, refused.stdout  # as serve exits on it
+    assert (
+        f"FAIL  conventions {broken}: serve would refuse it: {broken}:3: tools.0.match.span_nam: unknown key"
+        in (refused.stdout)
+    )
