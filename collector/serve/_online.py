@@ -265,17 +265,28 @@ class OnlineScorer:
     def _log_unread(self, evidence: list[Evidence]) -> None:
         """One line per scope, the first time a run none of whose spans tracescore reads shows it."""
         for run_evidence in evidence:
-            for scope in run_evidence.unread.scopes if run_evidence.unread is not None else ():
+            unread = run_evidence.unread
+            for scope in unread.scopes if unread is not None else ():
                 key = (scope.name, scope.version)
                 if key in self._unread_logged or len(self._unread_logged) >= _UNREAD_LOGGED:
                     continue
                 self._unread_logged.add(key)
-                log.warning(
-                    "spans from instrumentation scope %r version %r are in no convention tracescore reads: "
-                    "runs of only such spans get `error` verdicts (see docs/conventions.md)",
-                    scope.name,
-                    scope.version,
-                )
+                if unread is not None and unread.known_gap is not None:
+                    log.warning(
+                        "spans from instrumentation scope %r version %r record no tool execution (a known "
+                        "gap: %s): its runs that requested tool calls get `error` verdicts (see "
+                        "docs/integrations.md)",
+                        scope.name,
+                        scope.version,
+                        unread.known_gap,
+                    )
+                else:
+                    log.warning(
+                        "spans from instrumentation scope %r version %r are in no convention tracescore "
+                        "reads: runs of only such spans get `error` verdicts (see docs/conventions.md)",
+                        scope.name,
+                        scope.version,
+                    )
 
     def _has_turns(self) -> bool:
         return any(spec.turns is not None for spec in self.specs.specs)

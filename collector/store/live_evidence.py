@@ -151,11 +151,12 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
     ranges = {r.summary.run_id: ([r.summary.trace_id], r.min_seq, r.max_seq) for r in runs}
     loader = DefinitionLoader(connection, ranges)
     states = StateLoader(connection, ranges)
-    # Runs with neither an execution nor a requested call may be unread: their spans are committed, and
-    # read back (few, where tracescore reads the pipeline).
+    # Runs with no execution may be unread (scoring/evidence/reading.py): their spans are committed, and
+    # looked at again (few, where tracescore reads the pipeline).
     unread = unread_runs(
         connection,
-        {r.summary.run_id: ranges[r.summary.run_id] for r in runs if not r.executions and not r.requests},
+        {r.summary.run_id: ranges[r.summary.run_id] for r in runs if not r.executions},
+        {r.summary.run_id for r in runs if not r.executions and r.requests},
     )
     evidence = []
     for live in runs:

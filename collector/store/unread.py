@@ -1,10 +1,11 @@
 """Finding the runs tracescore could not read, from their stored spans (scoring/evidence/reading.py).
 
-Scoring asks only about runs with no execution and no requested call (the others were read), so the
-spans read back here are those of runs that are empty or unread: few, where tracescore reads the
-pipeline. Each span is read again by the recognition that stored it (`collector.recognise.reading`),
-and a run is unread when none of the spans of its traces is read. A trace holding several runs is
-read for all of them as soon as one span of it is: such runs come from agent spans, which are read.
+Scoring asks only about runs with no execution. Of those, a run with no requested call either is
+unread: its spans are read back (few, where tracescore reads the pipeline), each read again by the
+recognition that stored it (`collector.recognise.reading`), and the run is unread when none of the spans
+of its traces is read. A trace holding several runs is read for all of them as soon as one span of it
+is: such runs come from agent spans, which are read. A run whose model requested calls is unread only
+when its traces show a known gap (`KNOWN_GAPS`), which one query over the span names tells.
 
 Installed into scoring when this module is imported (collector/store/database.py imports it, so every
 path that opens a tracescore file, `serve`, `score` and the ClickHouse scratch store, judges alike).
@@ -13,10 +14,11 @@ path that opens a tracescore file, `serve`, `score` and the ClickHouse scratch s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Set as AbstractSet
 
 import duckdb
 
-from collector.recognise.reading import is_read
+from collector.recognise.reading import KNOWN_GAPS, KnownGap, is_read
 from collector.store._stored_spans import load_traces
 from scoring.evidence.reading import RunRanges, ScopeSpans, Unread, find_unread_with
 
@@ -43,10 +45,50 @@ def unread_traces(
     return scopes
 
 
-def find_unread(connection: duckdb.DuckDBPyConnection, ranges: RunRanges) -> dict[str, Unread]:
+def _gap_traces(
+    connection: duckdb.DuckDBPyConnection, gap: KnownGap, trace_ids: list[str]
+) -> dict[str, Counter[str]]:
+    """Of these traces, those showing the gap, with the gap scope's spans per scope version."""
+    rows = connection.execute(
+        "SELECT trace_id, coalesce(scope_version, ''), count(*), bool_or(name = ?), bool_or(name = ?) "
+        "FROM spans WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) AND scope_name = ? GROUP BY ALL",
+        [gap.shows, gap.lacks, trace_ids, gap.scope],
+    ).fetchall()
+    versions: dict[str, Counter[str]] = {}
+    shows: set[str] = set()
+    lacks: set[str] = set()
+    for trace_id, version, spans, shown, lacking in rows:
+        versions.setdefault(trace_id, Counter())[version] += spans
+        if shown:
+            shows.add(trace_id)
+        if lacking:
+            lacks.add(trace_id)
+    return {trace: versions[trace] for trace in shows - lacks}
+
+
+def _gaps(connection: duckdb.DuckDBPyConnection, ranges: RunRanges) -> dict[str, Unread]:
+    traces = sorted({trace for trace_ids, _, _ in ranges.values() for trace in trace_ids})
+    found: dict[str, Unread] = {}
+    for gap in KNOWN_GAPS if traces else ():
+        showing = _gap_traces(connection, gap, traces)
+        for run_id, (trace_ids, _, _) in ranges.items():
+            if run_id in found or not any(trace in showing for trace in trace_ids):
+                continue
+            total: Counter[str] = Counter()
+            for trace in trace_ids:
+                total.update(showing.get(trace, Counter()))
+            scopes = tuple(ScopeSpans(gap.scope, version, n) for version, n in total.items())
+            found[run_id] = Unread(scopes, known_gap=gap.what)
+    return found
+
+
+def find_unread(
+    connection: duckdb.DuckDBPyConnection, ranges: RunRanges, requested: AbstractSet[str]
+) -> dict[str, Unread]:
+    found = _gaps(connection, {run: ranges[run] for run in requested if run in ranges})
+    ranges = {run: entry for run, entry in ranges.items() if run not in requested}
     traces = sorted({trace for trace_ids, _, _ in ranges.values() for trace in trace_ids})
     unread = unread_traces(connection, traces)
-    found: dict[str, Unread] = {}
     for run_id, (trace_ids, _, _) in ranges.items():
         if not trace_ids or any(trace not in unread for trace in trace_ids):
             continue

@@ -17,13 +17,14 @@ from scoring.verdict.arrow_view import register_arrow
 
 
 def unread_of(connection: duckdb.DuckDBPyConnection, runs: str) -> dict[str, Unread]:
-    """The runs of the relation `runs` with no execution and no requested call that are unread."""
+    """The runs of the relation `runs` with no execution that are unread."""
     rows = connection.execute(
-        f"SELECT r.run_id, list(t.trace_id), min(t.min_seq), max(t.max_seq) FROM {runs} r "
-        "JOIN run_traces t ON t.run_id = r.run_id GROUP BY r.run_id "
-        "HAVING sum(t.n_executions) = 0 AND sum(t.n_requests) = 0"
+        f"SELECT r.run_id, list(t.trace_id), min(t.min_seq), max(t.max_seq), sum(t.n_requests) > 0 "
+        f"FROM {runs} r JOIN run_traces t ON t.run_id = r.run_id GROUP BY r.run_id "
+        "HAVING sum(t.n_executions) = 0"
     ).fetchall()
-    return unread_runs(connection, {row[0]: (list(row[1]), int(row[2]), int(row[3])) for row in rows})
+    ranges = {row[0]: (list(row[1]), int(row[2]), int(row[3])) for row in rows}
+    return unread_runs(connection, ranges, {row[0] for row in rows if row[4]})
 
 
 def without(

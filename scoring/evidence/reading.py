@@ -14,11 +14,13 @@ reads the runs' stored spans back. Without one (scoring used alone), no run is u
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import duckdb
 
 CONVENTIONS_DOC = "docs/conventions.md"
+INTEGRATIONS_DOC = "docs/integrations.md"
 # A run's reason names at most this many scopes, the ones with most spans first.
 _NAMED_SCOPES = 5
 
@@ -40,9 +42,11 @@ class ScopeSpans:
 
 @dataclass(frozen=True, slots=True)
 class Unread:
-    """A run none of whose spans tracescore read, with the scopes they came from."""
+    """A run none of whose spans tracescore read, with the scopes they came from; or (`known_gap` set) a
+    run whose model requested tool calls that its instrumentation, a known gap, never records as run."""
 
     scopes: tuple[ScopeSpans, ...]
+    known_gap: str | None = None
 
     @property
     def reason(self) -> str:
@@ -52,14 +56,19 @@ class Unread:
         if rest > 0:
             named.append(f"{rest} more scope{'' if rest == 1 else 's'}")
         listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+        if self.known_gap is not None:
+            return (
+                f"spans from {listed} record the model's tool requests but no tool execution (a known "
+                f"gap: {self.known_gap}): see {INTEGRATIONS_DOC}"
+            )
         return f"spans from {listed} are in no convention tracescore reads: see {CONVENTIONS_DOC}"
 
 
 # run id -> (its trace ids, lowest and highest ingest_seq of its rows), as `load_evidence` ranges them.
 RunRanges = Mapping[str, tuple[list[str], int, int]]
-# The runs of `ranges` that are unread, each with its scopes. Given only runs with no execution and no
-# requested call: a run with either was read.
-UnreadFinder = Callable[[duckdb.DuckDBPyConnection, RunRanges], dict[str, Unread]]
+# The runs of `ranges` (runs with no execution) that are unread, each with its scopes; `requested` names
+# those of them whose model requested a tool call (read, so only a known gap makes them unread).
+UnreadFinder = Callable[[duckdb.DuckDBPyConnection, RunRanges, AbstractSet[str]], dict[str, Unread]]
 
 _finder: list[UnreadFinder] = []
 
@@ -69,8 +78,11 @@ def find_unread_with(finder: UnreadFinder) -> None:
     _finder[:] = [finder]
 
 
-def unread_runs(connection: duckdb.DuckDBPyConnection, ranges: RunRanges) -> dict[str, Unread]:
-    """The runs of `ranges` (runs with no execution and no request) that tracescore could not read."""
+def unread_runs(
+    connection: duckdb.DuckDBPyConnection, ranges: RunRanges, requested: AbstractSet[str] = frozenset()
+) -> dict[str, Unread]:
+    """The runs of `ranges` (runs with no execution; `requested`: those with a requested call) that
+    tracescore could not read."""
     if not ranges or not _finder:
         return {}
-    return _finder[0](connection, ranges)
+    return _finder[0](connection, ranges, requested)

@@ -259,7 +259,11 @@ def load_evidence(
     ranges = {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs}
     definitions = DefinitionLoader(connection, ranges)
     states = StateLoader(connection, ranges)
-    unread = unread_runs(connection, {r: ranges[r] for r in wanted if not executions[r] and not requests[r]})
+    unread = unread_runs(
+        connection,
+        {r: ranges[r] for r in wanted if not executions[r]},
+        {r for r in wanted if not executions[r] and requests[r]},
+    )
     return [
         Evidence(
             run,
