@@ -20,8 +20,10 @@ def unread_of(connection: duckdb.DuckDBPyConnection, runs: str) -> dict[str, Unr
     """The runs of the relation `runs` with no execution that are unread."""
     rows = connection.execute(
         f"SELECT r.run_id, list(t.trace_id), min(t.min_seq), max(t.max_seq), sum(t.n_requests) > 0 "
-        f"FROM {runs} r JOIN run_traces t ON t.run_id = r.run_id GROUP BY r.run_id "
-        "HAVING sum(t.n_executions) = 0"
+        f"FROM {runs} r JOIN run_traces t ON t.run_id = r.run_id "
+        # Runs with a trace of no execution first: grouping every run's traces cost 6x more (500 k runs).
+        "WHERE r.run_id IN (SELECT run_id FROM run_traces WHERE n_executions = 0) "
+        "GROUP BY r.run_id HAVING sum(t.n_executions) = 0"
     ).fetchall()
     ranges = {row[0]: (list(row[1]), int(row[2]), int(row[3])) for row in rows}
     return unread_runs(connection, ranges, {row[0] for row in rows if row[4]})
