@@ -2,10 +2,11 @@
 
 A span is **read** when recognition makes something of it in a convention tracescore reads:
 
-- an adapter of `conventions` (or `span.recognise_executions`) claims it as a tool execution;
-- a reader of `requests` finds a tool call the model requested on it;
-- `_nodes.is_agent_span` takes it for an agent invocation;
-- it is a model call (`is_model_call`): a shape registered below with `@model_call`.
+- recognition (`span.recognise`) finds a tool execution on it (an adapter of `conventions`, or any
+  reader plugged into recognition);
+- or a tool call the model requested (a reader of `requests`);
+- or takes it for an agent invocation (`_nodes.is_agent_span`);
+- or it is a model call (`is_model_call`): a shape registered below with `model_call`.
 
 Everything but the last is derived from the adapters themselves, so a new adapter makes its spans
 read with no list to keep. A span's instrumentation scope plays no part: a hand-instrumented span with
@@ -31,9 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from collector.model.domain import Span
-from collector.recognise._nodes import is_agent_span
-from collector.recognise.requests import extract_requests
-from collector.recognise.span import recognise_executions
+from collector.recognise.span import recognise
 
 ModelCall = Callable[[Span], bool]
 MODEL_CALLS: list[ModelCall] = []
@@ -64,10 +63,12 @@ def is_model_call(span: Span) -> bool:
 
 
 def is_read(span: Span) -> bool:
-    """Whether recognition reads this span: an execution, a requested call, an agent or a model call."""
-    return bool(
-        is_agent_span(span) or is_model_call(span) or recognise_executions(span) or extract_requests(span)
-    )
+    """Whether recognition reads this span: an execution, a requested call, an agent or a model call.
+    Asked of what `recognise` hands on, so whatever is plugged into recognition counts."""
+    if is_model_call(span):
+        return True
+    recognised = recognise(span)
+    return bool(recognised.executions or recognised.requests or recognised.node.agent is not None)
 
 
 @dataclass(frozen=True, slots=True)
