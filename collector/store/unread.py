@@ -1,9 +1,8 @@
 """Finding the runs tracescore could not read, from their stored spans (scoring/evidence/reading.py).
 
-Scoring asks only about runs with no execution. Of those, a run with no requested call either is
-unread: its spans are read back (few, where tracescore reads the pipeline), each read again by the
-recognition that stored it (`collector.recognise.reading`), and the run is unread when none of the spans
-of its traces is read. A trace holding several runs is read for all of them as soon as one span of it
+Scoring asks only about runs with no execution. For one with no requested call either, its spans are
+read back (few, where tracescore reads the pipeline), each read again by the recognition that stored it
+(`collector.recognise.reading`): the run is unread when none of the spans of its traces is read. A trace holding several runs is read for all of them as soon as one span of it
 is: such runs come from agent spans, which are read. A run whose model requested calls is unread only
 when its traces show a known gap (`KNOWN_GAPS`), which one query over the span names tells.
 
