@@ -2,9 +2,10 @@
 
 Scoring asks only about runs with no execution. For one with no requested call either, its spans are
 read back (few, where tracescore reads the pipeline), each read again by the recognition that stored it
-(`collector.recognise.reading`): the run is unread when none of the spans of its traces is read. A trace holding several runs is read for all of them as soon as one span of it
-is: such runs come from agent spans, which are read. A run whose model requested calls is unread only
-when its traces show a known gap (`KNOWN_GAPS`), which one query over the span names tells.
+(`collector.recognise.reading`): the run is unread when none of the spans of its traces is read. A trace
+holding several runs is read for all of them as soon as one span of it is: such runs come from agent
+spans, which are read. A run whose model requested calls is unread only when its traces show a known
+gap (`KNOWN_GAPS`), which one query over the span names tells.
 
 Installed into scoring when this module is imported (collector/store/database.py imports it, so every
 path that opens a tracescore file, `serve`, `score` and the ClickHouse scratch store, judges alike).
