@@ -18,7 +18,7 @@ Private: `_main`, `_parser`, `_scoring_commands`, `_client`, `_demo`, `_demo_age
 `_demo_conversation` (the demo's BFCL-style multi-turn agent), `_doctor`, `_logging`, `_serve_status`,
 `_reference`; the CI gate: `_parser_ci` (its flags and `check`'s), `_gate` (exit 3, `--wait`),
 `_unscored` (why nothing was scored, asked of any store through SQL), `_gate_clickhouse`, `_junit`,
-`_github` (annotations), `_check`.
+`_github` (annotations), `_check`, `_doctor_scopes` (doctor's lines of the instrumentation scopes seen).
 """
 
 from collector.cli._main import main

@@ -17,6 +17,7 @@ import duckdb
 
 from collector.cli._check import validate
 from collector.cli._client import ServerError, discover, get
+from collector.cli._doctor_scopes import scope_findings
 from collector.serve.ports import bind_problem
 from collector.serve.settings import Address, ServeSettings
 from collector.store.acknowledged import RecordDamaged, shortfall, verify
@@ -167,6 +168,7 @@ def diagnose(settings: ServeSettings) -> list[Finding]:
         findings.append(_export_dir(settings.export_dir))
     findings.extend(_specs(settings))
     findings.extend(_conventions(settings))
+    findings.extend(Finding(*line) for line in scope_findings(settings.db))
     return findings
 
 

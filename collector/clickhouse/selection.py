@@ -39,8 +39,13 @@ AGENT_TOOL_KEYS = (
     "gcp.vertex.agent.invocation_id",
     "agno.run.id",
     "tracescore.run.id",
+    "tracescore.task.id",
     "tracescore.tool.paused",
 )
+# A run marked as one by its sender (on a span, above, or on the resource) is chosen even when none of its
+# spans is in a convention tracescore reads: its verdict then says so, an `error` naming the scopes
+# (scoring/evidence/reading.py), where leaving it out would hide it.
+RUN_MARK_KEYS = ("tracescore.run.id", "tracescore.task.id")
 # `invocation`: Google ADK's schema v1 workflow span, an agent of its own (named after its root agent).
 AGENT_TOOL_SPAN_NAMES = (
     "running tool",
@@ -96,10 +101,11 @@ def candidate_predicate() -> str:
     prefixes = " OR ".join(f"startsWith(k, {quote(p)})" for p in AGENT_TOOL_KEY_PREFIXES)
     # ClickHouse's match() is RE2 too, searching: anchored here, as recognition matches the whole name.
     matched = "".join(f" OR match(SpanName, {quote(f'^(?:{p})$')})" for p in patterns)
+    marks = ", ".join(quote(k) for k in RUN_MARK_KEYS)
     return (
         f"(hasAny(mapKeys(SpanAttributes), [{keys}]) OR SpanName IN ({names}) "
-        f"OR startsWith(SpanName, 'execute_tool') OR arrayExists(k -> {prefixes}, mapKeys(SpanAttributes))"
-        f"{matched})"
+        f"OR startsWith(SpanName, 'execute_tool') OR arrayExists(k -> {prefixes}, mapKeys(SpanAttributes)) "
+        f"OR hasAny(mapKeys(ResourceAttributes), [{marks}]){matched})"
     )
 
 

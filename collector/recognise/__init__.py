@@ -24,6 +24,9 @@ Public:
   conventions in force in this process), `errors` (`ConventionsError`).
 - `in_sql`: `recognise_in_sql`, the same executions and requests read in DuckDB SQL over a batch of
   span rows, for the conventions written in SQL, and which spans it leaves to the Python adapters.
+- `reading`: `is_read`, which spans tracescore reads at all (an execution, a requested call, an agent,
+  a model call: `model_call` registers another model-call shape), and `KNOWN_GAPS` (`known_gap`), the
+  instrumentations that record requests but never the calls; runs of neither get `error` verdicts.
 
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
 facts of a span), `_sql_facts`, `_sql_executions`, `_sql_requests` (the SQL adapters), `_shapes`

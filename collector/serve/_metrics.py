@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 
 from collector.serve._verdict_counts import MAX_PAIRS, OVERFLOW_TASK
 from collector.serve.memory import REFUSE_AT, resident_bytes
+from collector.store.scope_tally import OTHER, ScopeCount
+
+# The scope series /metrics shows at most (docs/online.md): a bound on its label cardinality.
+SCOPE_SERIES = 20
 
 if TYPE_CHECKING:
     from collector.serve._services import Services
@@ -166,6 +170,21 @@ def render_metrics(services: Services) -> str:
         "Estimated memory of completed traces kept for late and re-sent spans (bounded by the budget).",
         [("", services.writer.retained_trace_bytes)],
     )
+    scopes = scope_series(services.writer.scopes.counts())
+    metric(
+        "tracescore_scope_spans_total",
+        "counter",
+        f"Spans stored, by instrumentation scope and version (the {SCOPE_SERIES} with most spans; the "
+        'rest under scope="_other").',
+        [(labels, count.spans) for labels, count in scopes],
+    )
+    metric(
+        "tracescore_scope_executing_spans_total",
+        "counter",
+        "Of those spans, the ones that gave a tool execution: a scope at 0 is read for nothing "
+        "(docs/conventions.md).",
+        [(labels, count.executing) for labels, count in scopes],
+    )
     metric(
         "tracescore_runs_completed_total",
         "counter",
@@ -281,6 +300,19 @@ def render_metrics(services: Services) -> str:
 def _number(value: float) -> str:
     """Every digit: a unix time or a byte count in `%g`'s six would be off by seconds or megabytes."""
     return str(int(value)) if isinstance(value, int) else repr(float(value))
+
+
+def scope_series(counts: list[ScopeCount]) -> list[tuple[str, ScopeCount]]:
+    """Labels and counts of the scope series: the `SCOPE_SERIES` scopes with most spans, then one
+    `_other` series summing the rest, so a sender's scope names cannot grow the exposition."""
+    named = [c for c in counts if (c.name, c.version) != OTHER]
+    shown = named[:SCOPE_SERIES]
+    rest = named[SCOPE_SERIES:] + [c for c in counts if (c.name, c.version) == OTHER]
+    if rest:
+        shown.append(
+            ScopeCount(OTHER[0], OTHER[1], sum(c.spans for c in rest), sum(c.executing for c in rest))
+        )
+    return [(f'{{scope="{_label(c.name)}",version="{_label(c.version)}"}}', c) for c in shown]
 
 
 def _summary(values: Iterable[float]) -> list[tuple[str, float]]:

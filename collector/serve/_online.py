@@ -37,7 +37,7 @@ from collector.store.live_evidence import LiveRun, live_evidence, spanning_other
 from collector.store.writer import CompletedTrace
 from scoring import Verdict, ensure_verdict_schema
 from scoring.evidence.conversations import complete_conversations, load_conversations
-from scoring.evidence.runs import Run, complete_runs, load_evidence
+from scoring.evidence.runs import Evidence, Run, complete_runs, load_evidence
 from scoring.verdict.table import verdict_json
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ _BATCH_RUNS = 500
 _CATCH_UP_BATCH = 200  # runs per batch: a live run waits at most one such batch
 _SPEC_POLL_S = 1.0
 _LAG_SAMPLES = 2_000
+_UNREAD_LOGGED = 1_000  # scopes remembered as logged: a sender inventing names cannot grow memory or log
 
 
 @dataclass(slots=True)
@@ -84,6 +85,8 @@ class OnlineScorer:
         self._lock = threading.Lock()
         self.stats = OnlineStats()
         self._store = VerdictStore(connection.cursor(), self._stored, writes)
+        # Scopes already logged as read for nothing (`_log_unread`): each is logged once per process.
+        self._unread_logged: set[tuple[str, str]] = set()
         # Conversations (runs sharing a conversation id) are judged after their last turn: see the timer.
         self._conversations = ConversationTimer(grace_s)
         # Runs completed before this moment were completed by an earlier process: only those can have
@@ -191,6 +194,7 @@ class OnlineScorer:
         by_name = {s.name: s for s in self.specs.specs}  # the specs in force now: an edit applies
         try:
             evidence = load_evidence(self._con, [u.run for u in batch])
+            self._log_unread(evidence)
             verdicts: list[Verdict] = []
             for item, run_evidence in zip(batch, evidence, strict=True):
                 specs = [by_name[name] for name in item.specs if name in by_name]
@@ -248,6 +252,7 @@ class OnlineScorer:
         stored_ids = sorted(spanning)
         if stored_ids:
             evidence.extend(load_evidence(self._con, complete_runs(self._con, run_ids=stored_ids)))
+        self._log_unread(evidence)
         specs = self.specs.indexed
         verdicts: list[Verdict] = []
         for run_evidence in evidence:
@@ -256,6 +261,32 @@ class OnlineScorer:
         self._deliver([e.run for e in evidence], verdicts, stamps)
         now = time.monotonic()
         self.stats.delivery_lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
+
+    def _log_unread(self, evidence: list[Evidence]) -> None:
+        """One line per scope, the first time a run none of whose spans tracescore reads shows it."""
+        for run_evidence in evidence:
+            unread = run_evidence.unread
+            for scope in unread.scopes if unread is not None else ():
+                key = (scope.name, scope.version)
+                if key in self._unread_logged or len(self._unread_logged) >= _UNREAD_LOGGED:
+                    continue
+                self._unread_logged.add(key)
+                if unread is not None and unread.known_gap is not None:
+                    log.warning(
+                        "spans from instrumentation scope %r version %r record no tool execution (a known "
+                        "gap: %s): its runs that requested tool calls get `error` verdicts (see "
+                        "docs/integrations.md)",
+                        scope.name,
+                        scope.version,
+                        unread.known_gap,
+                    )
+                else:
+                    log.warning(
+                        "spans from instrumentation scope %r version %r are in no convention tracescore "
+                        "reads: runs of only such spans get `error` verdicts (see docs/conventions.md)",
+                        scope.name,
+                        scope.version,
+                    )
 
     def _has_turns(self) -> bool:
         return any(spec.turns is not None for spec in self.specs.specs)

@@ -24,6 +24,10 @@ Public:
 - `partitions`: `Partitions` (which partition of each written table appends go to; the writer and
   online scoring's verdicts share one, switched before each checkpoint).
 - `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
+- `unread`: `find_unread`, the runs with no execution whose stored spans tracescore does not read (or
+  that show a known gap), installed into scoring when `database` is imported.
+- `scope_tally`: `ScopeTally`, spans stored per instrumentation scope and how many gave executions
+  (counted by the writer, shown by `/metrics`), bounded to `MAX_SCOPES` scopes.
 - `sql`: `query_file`, `read_only`, `run_read_only` (one statement in a read-only transaction, capped in
   rows and bytes), `check_read_only`, `format_rows`, `render_rows`, `DEFAULT_MAX_WIDTH`, `SqlRefused`,
   `ResultTooLarge`.

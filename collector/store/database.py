@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 
+from collector.store import unread as _unread  # noqa: F401  (installs the unread-run finder into scoring)
 from collector.store.disk_space import DiskSpace, no_space
 from collector.store.schema import MIGRATIONS, SCHEMA_VERSION, create_tables_sql, create_views_sql
 from scoring.verdict.ddl import ZSTD, execute_ddl, supports_zstd

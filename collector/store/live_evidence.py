@@ -22,6 +22,7 @@ from collector.model.domain import Arguments
 from collector.model.jsontext import to_json
 from collector.store._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
 from scoring.evidence.definitions import DefinitionLoader
+from scoring.evidence.reading import unread_runs
 from scoring.evidence.runs import Evidence, Execution, Request, Run
 from scoring.evidence.state import StateLoader
 
@@ -150,6 +151,13 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
     ranges = {r.summary.run_id: ([r.summary.trace_id], r.min_seq, r.max_seq) for r in runs}
     loader = DefinitionLoader(connection, ranges)
     states = StateLoader(connection, ranges)
+    # Runs with no execution may be unread (scoring/evidence/reading.py): their spans are committed, and
+    # looked at again (few, where tracescore reads the pipeline).
+    unread = unread_runs(
+        connection,
+        {r.summary.run_id: ranges[r.summary.run_id] for r in runs if not r.executions},
+        {r.summary.run_id for r in runs if not r.executions and r.requests},
+    )
     evidence = []
     for live in runs:
         s = live.summary
@@ -175,6 +183,7 @@ def live_evidence(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) ->
                 tuple(_request(r) for r in requests),
                 loader.source(s.run_id),
                 states.source(s.run_id),
+                unread=unread.get(s.run_id),
             )
         )
     return evidence

@@ -49,6 +49,7 @@ from collector.store.rows import (
     stamped,
 )
 from collector.store.schema import partitions
+from collector.store.scope_tally import ScopeTally
 from scoring.verdict.arrow_view import register_arrow
 
 log = logging.getLogger("tracescore.writer")
@@ -193,6 +194,8 @@ class Writer:
         self._accepting = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="tracescore-writer", daemon=True)
         self.stats = WriterStats()
+        # Spans stored per instrumentation scope, and how many gave executions (`/metrics`).
+        self.scopes = ScopeTally()
         self.healthy = True
         # fetchall, never fetchone, on this connection: a result read only in part keeps its transaction
         # open, and DuckDB then refuses every checkpoint once another cursor has replaced rows.
@@ -382,6 +385,7 @@ class Writer:
         self.stats.batches += 1
         self.stats.spans_stored += stored
         self.stats.spans_duplicate += total - stored
+        self._count_scopes(table, fresh)
         for (trace_id, _), (_, _, item, arrived) in fresh:
             self._tracker.add(trace_id, item, seq, arrived)
         # What the lookup above learnt: these traces have no stored runs, so completing them needs no
@@ -392,6 +396,13 @@ class Writer:
                 state.persisted = False
         for job in jobs:
             self._finish(job, recorded)
+
+    def _count_scopes(self, table: pa.Table, fresh: list[_Fresh]) -> None:
+        # `table` holds the rows of `fresh`, in its order (_rows_of); counting is no reason to fail a batch.
+        try:
+            self.scopes.add(table, [bool(item.executions) for _, (_, _, item, _) in fresh])
+        except Exception:
+            log.exception("counting spans by instrumentation scope failed")
 
     def _record_acknowledged(self, seq: int, stored: int) -> StoreUnavailable | None:
         """Sync the count of acknowledged spans before answering. If it cannot be synced the spans are

@@ -12,5 +12,6 @@ Public:
 - `score`: `score_records`, `score_history`, `store_history`, `Scored`.
 
 Private: `_plan`, `_sql`, `_sql_json`, `_sql_literal`, `_sql_match`, `_select`, `_runs`, `_store`,
-`_conversations` (specs with `turns`, judged in Python against stored conversations after the runs).
+`_conversations` (specs with `turns`, judged in Python against stored conversations after the runs),
+`_unread` (runs tracescore could not read, left out of the SQL and judged `error` in Python).
 """

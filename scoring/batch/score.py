@@ -28,6 +28,8 @@ from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
 from scoring.batch._sql import verdict_query
 from scoring.batch._sql_literal import NotCompilable
+from scoring.batch._unread import unread_of, without
+from scoring.evidence.reading import Unread
 from scoring.evidence.runs import complete_runs, load_evidence
 from scoring.judge.scorer import SpecSet, score_evidence
 from scoring.spec.specs import Spec
@@ -152,9 +154,17 @@ def _judge(
     rows: str | None,
     *,
     store_at: datetime | None,
+    unread: dict[str, Unread],
 ) -> _Judged:
-    """The spec's verdicts for every run of `runs` that it selects; in the table first if asked."""
-    chosen, release = choice
+    """The spec's verdicts for every run of `runs` that it selects but the unread ones (the Python
+    judge gives theirs); in the table first if asked."""
+    chosen, release_choice = choice
+    chosen, release_unread = without(connection, chosen, unread)
+
+    def release() -> None:
+        release_unread()
+        release_choice()
+
     try:
         query = _query(spec, chosen, runs, rows)
         if store_at is None:
@@ -197,6 +207,7 @@ def score_records(
         for low in range(0, runs.count, RUNS_PER_QUERY):
             high = min(low + RUNS_PER_QUERY, runs.count)
             relation, rows = runs.slice(low, high)
+            unread = unread_of(connection, relation)
             judged: dict[int, _Judged] = {}
             chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
             for n, i in enumerate(list(in_sql)):
@@ -210,16 +221,19 @@ def score_records(
                         relation,
                         rows,
                         store_at=storage.now() if store else None,
+                        unread=unread,
                     )
                 except (duckdb.Error, NotCompilable) as exc:  # the Python judge still gives a verdict
                     log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
                     in_sql.remove(i)
-            if len(judged) == len(specs):
+            if len(judged) == len(specs) and not unread:
                 yield from (scored for _, _, scored in _in_order(judged))
                 continue
             if evidence_runs is None:
                 evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
-            yield from _with_python(connection, specs, judged, evidence_runs[low:high], low, store=store)
+            yield from _with_python(
+                connection, specs, judged, evidence_runs[low:high], low, store=store, unread=set(unread)
+            )
     finally:
         runs.close()
     if conversation_specs and run_id is None:  # after every run: a conversation is judged on its turns
@@ -241,17 +255,23 @@ def _with_python(
     low: int,
     *,
     store: bool,
+    unread: set[str] | frozenset[str] = frozenset(),
 ) -> Iterator[Scored]:
     """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order.
     A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py), and
-    only the runs some of them pick have their evidence read."""
+    only the runs some of them pick have their evidence read. An `unread` run is judged in Python by
+    every spec that picks it: SQL left it out."""
     python = [i for i in range(len(specs)) if i not in judged]
     indexed = SpecSet([specs[i] for i in python])
-    wanted = [
-        (position, entry, chosen)
-        for position, entry in enumerate(evidence_runs, low + 1)
-        if (chosen := indexed.positions(entry[0]))
-    ]
+    every = SpecSet(specs) if unread else indexed
+    wanted = []
+    for position, entry in enumerate(evidence_runs, low + 1):
+        if entry[0].run_id in unread:
+            chosen = every.positions(entry[0])
+        else:
+            chosen = [python[n] for n in indexed.positions(entry[0])]
+        if chosen:
+            wanted.append((position, entry, chosen))
     sql = _in_order(judged)
     pending = next(sql, None)
     for start in range(0, len(wanted), _RUNS_PER_EVIDENCE_CHUNK):
@@ -268,9 +288,9 @@ def _with_python(
                 run_verdicts.append((pending[1], pending[2]))
                 pending = next(sql, None)
             for n in chosen:
-                for verdict in score_evidence([specs[python[n]]], evidence):
+                for verdict in score_evidence([specs[n]], evidence):
                     fresh.append(verdict)
-                    run_verdicts.append((python[n], Scored.of(verdict)))
+                    run_verdicts.append((n, Scored.of(verdict)))
             run_verdicts.sort(key=lambda pair: pair[0])
             out.extend(scored for _, scored in run_verdicts)
         if store and fresh:
@@ -311,6 +331,7 @@ def store_history(
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
     try:
         relation, rows = runs.slice(0, runs.count)
+        unread = unread_of(connection, relation)
         in_sql = [i for i in range(len(specs)) if i not in in_python]
         chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
         for n, i in enumerate(in_sql):
@@ -319,6 +340,7 @@ def store_history(
                 in_python.append(i)
                 continue
             chosen, release = chooser.chosen(n)
+            chosen, release_unread = without(connection, chosen, unread)
             try:
                 source = f"({_query(spec, chosen, relation, rows)})"
                 stored += storage.insert(connection, spec, chosen, source, storage.now())
@@ -326,12 +348,17 @@ def store_history(
                 log.warning("spec %s is judged in Python: %s", spec.name, exc)
                 in_python.append(i)
             finally:
+                release_unread()
                 release()
     finally:
         runs.close()
     if in_python:
         python = [specs[i] for i in sorted(in_python)]
         stored += sum(1 for _ in _python_only(connection, python, run_id=run_id, task_id=task_id))
+    judged_in_sql = [specs[i] for i in range(len(specs)) if i not in in_python]
+    if unread and judged_in_sql:  # the unread runs SQL left out, judged by the specs it judged
+        left = complete_runs(connection, run_ids=sorted(unread))
+        stored += sum(1 for _ in _with_python(connection, judged_in_sql, {}, left, 0, store=True))
     if conversation_specs and run_id is None:
         stored += sum(
             1 for _ in conversation_verdicts(connection, conversation_specs, task_id=task_id, store=True)

@@ -14,4 +14,6 @@ Public:
 - `conversations`: `Conversation`, `complete_conversations`, `load_conversations`.
 - `state`: `StateSnapshot`, `StateLoader`, `StateSource`, `no_state` (`tracescore.state` snapshots, read
   on demand, for `state` checks).
+- `reading`: `Unread`, `ScopeSpans`, `unread_runs`, `find_unread_with` (runs whose trace tracescore
+  could not read: judged `error`, their reason naming the scopes; the collector installs the finder).
 """

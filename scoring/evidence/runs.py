@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from scoring.evidence.definitions import DefinitionLoader, DefinitionSource, no_definitions
+from scoring.evidence.reading import Unread, unread_runs
 from scoring.evidence.state import StateLoader, StateSource, no_state
 
 # executions.kind: a call of one of the agent's tools, or a handoff of the conversation to another agent
@@ -124,6 +125,9 @@ class Evidence:
     state: StateSource = field(default=no_state)
     # Executions of the conversation's earlier turns: where a turn's `flows` may take their values from.
     earlier: tuple[Execution, ...] = ()
+    # Set when none of the run's spans is in a convention tracescore reads (scoring/evidence/reading.py):
+    # it is judged `error`, never `fail`.
+    unread: Unread | None = None
 
 
 # The order runs are scored in (and verdicts listed in): by their first span, then id.
@@ -255,6 +259,11 @@ def load_evidence(
     ranges = {run.run_id: (traces, lo, hi) for run, traces, lo, hi in runs}
     definitions = DefinitionLoader(connection, ranges)
     states = StateLoader(connection, ranges)
+    unread = unread_runs(
+        connection,
+        {r: ranges[r] for r in wanted if not executions[r]},
+        {r for r in wanted if not executions[r] and requests[r]},
+    )
     return [
         Evidence(
             run,
@@ -262,6 +271,7 @@ def load_evidence(
             tuple(requests[run.run_id]),
             definitions.source(run.run_id),
             states.source(run.run_id),
+            unread=unread.get(run.run_id),
         )
         for run, _, _, _ in runs
     ]

@@ -153,6 +153,20 @@ def score_conversation(specs: list[Spec], conversation: Conversation) -> list[Ve
     for spec in specs:
         if spec.turns is None or not selects(spec.select, first):
             continue
+        unread = next(((i, t.unread) for i, t in enumerate(conversation.turns, 1) if t.unread), None)
+        if unread is not None:  # a turn whose trace cannot say what was called: no confident verdict
+            verdict = error_verdict(
+                conversation.conversation_id,
+                first.trace_id,
+                conversation.task_id,
+                spec.name,
+                spec.fingerprint,
+                spec.profile,
+                conversation.version,
+                "",
+            )
+            verdicts.append(dataclasses.replace(verdict, reason=f"turn {unread[0]}: {unread[1].reason}"))
+            continue
         try:
             verdicts.append(judge_conversation(spec, conversation))
         except Exception as exc:  # one broken scorer must not sink the batch

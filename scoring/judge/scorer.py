@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import duckdb
 
+from scoring.evidence.reading import Unread
 from scoring.evidence.runs import Evidence, Run, complete_runs, load_evidence
 from scoring.judge.conversation import score_conversations
 from scoring.judge.run import judge
@@ -39,6 +41,14 @@ class SpecSet:
         return [self.specs[position] for position in self._index.selected(run)]
 
 
+def unread_verdict(spec: Spec, run: Run, unread: Unread) -> Verdict:
+    """The `error` verdict of a run none of whose spans tracescore reads, its reason naming their scopes."""
+    verdict = error_verdict(
+        run.run_id, run.trace_id, run.task_id, spec.name, spec.fingerprint, spec.profile, run.version, ""
+    )
+    return replace(verdict, reason=unread.reason)
+
+
 def score_evidence(specs: Sequence[Spec] | SpecSet, evidence: Evidence) -> list[Verdict]:
     """The verdict of every spec that selects the run, in spec order. Give a `SpecSet` when scoring many
     runs against many specs: a plain list tests every spec's `select`."""
@@ -50,6 +60,9 @@ def score_evidence(specs: Sequence[Spec] | SpecSet, evidence: Evidence) -> list[
     for spec in chosen:
         # A spec with `turns` judges conversations (scoring/judge/conversation.py), never one run.
         if spec.turns is not None:
+            continue
+        if evidence.unread is not None:  # the trace cannot say what was called: no verdict is confident
+            verdicts.append(unread_verdict(spec, evidence.run, evidence.unread))
             continue
         try:
             verdicts.append(judge(spec, evidence))

@@ -92,8 +92,8 @@ def test_every_run_gets_the_verdict_serve_gave_it(loaded: Loaded) -> None:
     from_serve = serve_verdicts(loaded.corpus.serve_db)
     from_clickhouse = score(loaded)
     assert len(from_clickhouse) > 100
-    # Traces with no agent, tool or chat span are not chosen from ClickHouse (docs/deployment.md): serve
-    # judges them as runs with no tool executions. That is the only difference.
+    # Traces with no agent, tool or chat span and no run mark are not chosen from ClickHouse
+    # (docs/clickhouse.md): serve judges them `error`, naming their scopes. That is the only difference.
     skipped = runs_of_trace(loaded.corpus.serve_db, loaded.corpus.unknown_trace_id)
     assert skipped
     assert {key for key in from_serve if key not in from_clickhouse} == {
