@@ -41,6 +41,8 @@ AGENT_TOOL_KEYS = (
     "tracescore.run.id",
     "tracescore.task.id",
     "tracescore.tool.paused",
+    "langfuse.observation.type",
+    "mlflow.spanType",
 )
 # A run marked as one by its sender (on a span, above, or on the resource) is chosen even when none of its
 # spans is in a convention tracescore reads: its verdict then says so, an `error` naming the scopes
