@@ -16,6 +16,7 @@ from collector.recognise._content import (
     unwrap_bound_call,
     unwrap_traceloop,
 )
+from collector.recognise._langchain_messages import tool_message, without_js_stack
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -33,7 +34,6 @@ from collector.recognise._shapes import (
     haystack_error,
     langchain_callback_input,
     langchain_callback_output,
-    langchain_tool_message,
     llama_index_result,
     mcp_openllmetry_input,
     mcp_openllmetry_output,
@@ -213,15 +213,11 @@ def _openinference(span: Span) -> _Content | None:
         result = llama_index_result(result)
     elif scope == ADK_OPENINFERENCE_SCOPE:
         result = adk_result(adk_function_response(result))
-    elif scope == LANGCHAIN_OPENINFERENCE_SCOPE:
-        result = langchain_tool_message(result)
-    return _Content(
-        "openinference",
-        name or span.name,
-        arguments,
-        parse_result(result),
-        _text(attrs, "tool.id", "tool_call.id"),
-    )
+    call_id = _text(attrs, "tool.id", "tool_call.id")
+    message = tool_message(result)  # LangChain's ToolMessage, whichever instrumentation wrote it
+    if message is not None:
+        result, call_id = message[0], call_id or message[1]
+    return _Content("openinference", name or span.name, arguments, parse_result(result), call_id)
 
 
 def _traceloop(span: Span) -> _Content | None:
@@ -236,9 +232,14 @@ def _traceloop(span: Span) -> _Content | None:
     scope = span.resource.scope_name
     if scope == LANGCHAIN_OPENLLMETRY_SCOPE:
         arguments, wrapped_call_id = langchain_callback_input(arguments)
-        call_id, result = call_id or wrapped_call_id, langchain_callback_output(result)
+        call_id = call_id or wrapped_call_id
     elif scope == MCP_OPENLLMETRY_SCOPE:
         arguments, result = mcp_openllmetry_input(arguments), mcp_openllmetry_output(result)
+    message = tool_message(result)  # LangChain's ToolMessage, whichever instrumentation wrote it
+    if message is not None:
+        result, call_id = message[0], call_id or message[1]
+    elif scope == LANGCHAIN_OPENLLMETRY_SCOPE:
+        result = langchain_callback_output(result)
     return _Content("traceloop", name, arguments, parse_result(result), call_id)
 
 
@@ -373,6 +374,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             error_message = _text(attrs, "logfire.msg")
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
+        if error_message is not None:
+            error_message = without_js_stack(error_message)
     return ToolExecution(
         trace_id=span.trace_id,
         span_id=span.span_id,
