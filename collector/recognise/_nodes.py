@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, Span, SpanNode
+from collector.recognise import _openai_agents_js
 from collector.recognise._content import load_json_text
 
 # Keys that carry a framework's own id for one agent run (DESIGN §4).
@@ -39,13 +40,17 @@ def _first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 # `traceloop.span.kind = workflow`, above its `{agent}.agent` spans. Neither exports a run id.
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 _OPENLLMETRY_OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
-_OPENAI_AGENTS_SCOPES = frozenset({_OPENAI_AGENTS_SCOPE, _OPENLLMETRY_OPENAI_AGENTS_SCOPE})
+_OPENAI_AGENTS_SCOPES = frozenset(
+    {_OPENAI_AGENTS_SCOPE, _OPENLLMETRY_OPENAI_AGENTS_SCOPE, _openai_agents_js.SCOPE}
+)
 
 
 def _openai_agents_workflow(span: Span) -> bool:
     scope, attrs = span.resource.scope_name, span.attributes
     if scope == _OPENAI_AGENTS_SCOPE:
         return attrs.get("openinference.span.kind") == "AGENT" and "agent.name" not in attrs
+    if scope == _openai_agents_js.SCOPE:
+        return _openai_agents_js.is_workflow(span)
     return scope == _OPENLLMETRY_OPENAI_AGENTS_SCOPE and attrs.get("traceloop.span.kind") == "workflow"
 
 
