@@ -60,11 +60,16 @@ def _openai_agents_workflow(span: Span) -> bool:
 # node; every span inside it names its node (`langgraph_node`). A node called `agent` is also given the
 # kind AGENT, once per model turn: one invocation is the graph, not each turn (issue #16, item 2).
 _LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
+# OpenInference's LangChain.js instrumentation (`@arizeai/openinference-instrumentation-langchain` 4.1.1,
+# `tracer.ts`) copies the same metadata, which LangGraph.js writes alike (`ls_integration`,
+# `langgraph_node`, `langgraph_checkpoint_ns`); it names a span's kind by the run's type, never AGENT
+# for a tool or a node, so the graph is the agent there too.
+_LANGCHAIN_SCOPES = frozenset({_LANGCHAIN_SCOPE, "@arizeai/openinference-instrumentation-langchain"})
 _GRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
 
 def _langgraph_metadata(span: Span) -> dict[str, Any] | None:
-    if span.resource.scope_name != _LANGCHAIN_SCOPE:
+    if span.resource.scope_name not in _LANGCHAIN_SCOPES:
         return None
     text = span.attributes.get("metadata")
     if not isinstance(text, str) or "ls_integration" not in text:
@@ -101,7 +106,7 @@ def _langgraph_nesting(span: Span) -> tuple[int, str | None]:
     if scope == _OPENLLMETRY_LANGCHAIN_SCOPE:
         namespace = span.attributes.get(_OPENLLMETRY_NAMESPACE)
         name = _first_text(span.attributes, ("traceloop.entity.name",))
-    elif scope == _LANGCHAIN_SCOPE:
+    elif scope in _LANGCHAIN_SCOPES:
         metadata = _langgraph_metadata(span)
         namespace = metadata.get("langgraph_checkpoint_ns") if metadata else None
         name = span.name
