@@ -1,6 +1,11 @@
 // LangGraph.js through the shared scenario, with OpenInference's LangChain.js instrumentation
 // (`@arizeai/openinference-instrumentation-langchain`), cell `langgraphjs-openinference`.
 //
+// `--scenario delegation` (cell `langgraphjs-multiagent-openinference`) plays the harness's delegation
+// scenario with LangGraph's tool-calling supervisor pattern, as the Python driver does: the leader is a
+// prebuilt ReAct agent named `coordinator` whose tool `weather_agent` invokes the member, a prebuilt
+// ReAct agent named `weather_agent` with `get_weather`.
+//
 // The agent is LangGraph.js's prebuilt ReAct agent (`createReactAgent` from
 // `@langchain/langgraph/prebuilt`) with two tools made by `@langchain/core/tools`' `tool()`. The
 // instrumentation is set up as its README says: `new LangChainInstrumentation()` and
@@ -16,6 +21,8 @@
 // this file and harness.mjs:
 //     node drive_langgraph.mjs --endpoint http://127.0.0.1:4318/v1/traces \
 //         --record tests/frameworks/fixtures/langgraphjs-openinference
+//     node drive_langgraph.mjs --scenario delegation --endpoint http://127.0.0.1:4318/v1/traces \
+//         --record tests/frameworks/fixtures/langgraphjs-multiagent-openinference
 
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
@@ -25,9 +32,20 @@ import { tool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
 
-import { Harness, SCENARIO, parseArguments } from './harness.mjs';
+import {
+  DELEGATION_PROMPT,
+  DELEGATION_TASK,
+  Harness,
+  LEADER,
+  LEADER_ANSWER,
+  MEMBER,
+  MEMBER_ANSWER,
+  MEMBER_CALLS,
+  MEMBER_REQUEST,
+  SCENARIO,
+  parseArguments,
+} from './harness.mjs';
 
-const CELL = 'langgraphjs-openinference';
 const PACKAGES = ['@langchain/langgraph', '@langchain/core', '@arizeai/openinference-instrumentation-langchain'];
 
 /** A chat model that answers with the next message of its script, whatever it is given. */
@@ -58,11 +76,51 @@ function turns(calls, answer) {
   return [new AIMessage({ content: '', tool_calls: requested }), new AIMessage({ content: answer })];
 }
 
+/** The delegation scenario: the leader's tool `weather_agent` runs the member agent. */
+async function delegate(harness) {
+  const member = createReactAgent({
+    llm: new ScriptedChatModel(turns(MEMBER_CALLS, MEMBER_ANSWER)),
+    tools: [
+      tool(async input => harness.getWeather(input, MEMBER), {
+        name: 'get_weather',
+        description: 'The current weather in a city.',
+        schema: z.object({ city: z.string() }),
+      }),
+    ],
+    name: MEMBER,
+  });
+  const weatherAgent = tool(
+    async ({ request }) => {
+      const answer = await member.invoke({ messages: [{ role: 'user', content: request }] });
+      return String(answer.messages[answer.messages.length - 1].content);
+    },
+    { name: MEMBER, description: 'Ask the weather agent.', schema: z.object({ request: z.string() }) },
+  );
+  const leaderCalls = [['call_delegate', MEMBER, { request: MEMBER_REQUEST }]];
+  const leader = createReactAgent({
+    llm: new ScriptedChatModel(turns(leaderCalls, LEADER_ANSWER)),
+    tools: [weatherAgent],
+    name: LEADER,
+  });
+  await harness.invocation(DELEGATION_TASK, async () => {
+    await leader.invoke({ messages: [{ role: 'user', content: DELEGATION_PROMPT }] });
+  });
+}
+
 async function main() {
-  parseArguments('LangGraph.js through the shared scenario, with OpenInference JS.');
-  const args = parseArguments('LangGraph.js through the shared scenario, with OpenInference JS.');
-  const harness = new Harness(CELL, PACKAGES, args.endpoint, args.record);
+  const args = parseArguments('LangGraph.js through the shared scenario, with OpenInference JS.', {
+    scenario: { type: 'string', default: 'single' },
+  });
+  const delegation = args.scenario === 'delegation';
+  if (!delegation && args.scenario !== 'single') throw new Error('--scenario: single or delegation');
+  const cell = delegation ? 'langgraphjs-multiagent-openinference' : 'langgraphjs-openinference';
+  const harness = new Harness(cell, PACKAGES, args.endpoint, args.record);
   new LangChainInstrumentation().manuallyInstrument(CallbackManagerModule);
+  if (delegation) {
+    await delegate(harness);
+    await harness.finish({ requests: true, delegation_tools: [MEMBER], runtime: `node ${process.version}` });
+    return;
+  }
 
   const tools = [
     tool(async input => harness.getWeather(input), {

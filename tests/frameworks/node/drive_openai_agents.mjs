@@ -16,6 +16,10 @@
 // error occurred while running the tool. Please try again."), so the booking task ends with the model's
 // answer.
 //
+// `--scenario delegation` (cell `openai-agents-js-multiagent-openinference`) plays the harness's
+// delegation scenario: the member agent is the leader's tool (`agent.asTool`), so the member runs inside
+// the leader's tool call.
+//
 // Run from a folder where tests/frameworks/node/package.json is installed (`npm ci`) beside copies of
 // this file and harness.mjs:
 //     node drive_openai_agents.mjs --endpoint http://127.0.0.1:4318/v1/traces \
@@ -26,9 +30,20 @@ import * as agents from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
 
-import { Harness, SCENARIO, parseArguments } from './harness.mjs';
+import {
+  DELEGATION_PROMPT,
+  DELEGATION_TASK,
+  Harness,
+  LEADER,
+  LEADER_ANSWER,
+  MEMBER,
+  MEMBER_ANSWER,
+  MEMBER_CALLS,
+  MEMBER_REQUEST,
+  SCENARIO,
+  parseArguments,
+} from './harness.mjs';
 
-const CELL = 'openai-agents-js-openinference';
 const PACKAGES = ['@openai/agents', '@arizeai/openinference-instrumentation-openai-agents'];
 const MODEL = 'gpt-4.1-mini';
 
@@ -90,10 +105,48 @@ function scriptedClient(script) {
   return new OpenAI({ apiKey: 'sk-scripted', baseURL: 'http://scripted.invalid/v1', fetch, maxRetries: 0 });
 }
 
+/** The delegation scenario: the member as the leader's tool (`agent.asTool`). */
+async function delegate(harness) {
+  const member = new agents.Agent({
+    name: MEMBER,
+    instructions: 'Answer weather questions.',
+    model: new agents.OpenAIResponsesModel(scriptedClient(turns(MEMBER_CALLS, MEMBER_ANSWER)), MODEL),
+    tools: [
+      agents.tool({
+        name: 'get_weather',
+        description: 'The current weather in a city.',
+        parameters: z.object({ city: z.string() }),
+        execute: async input => harness.getWeather(input, MEMBER),
+      }),
+    ],
+  });
+  const leaderCalls = [['call_delegate', MEMBER, { input: MEMBER_REQUEST }]];
+  const leader = new agents.Agent({
+    name: LEADER,
+    instructions: 'Delegate weather questions.',
+    model: new agents.OpenAIResponsesModel(scriptedClient(turns(leaderCalls, LEADER_ANSWER)), MODEL),
+    tools: [member.asTool({ toolName: MEMBER, toolDescription: 'Answers weather questions.' })],
+  });
+  await harness.invocation(DELEGATION_TASK, async () => {
+    await agents.run(leader, DELEGATION_PROMPT);
+  });
+}
+
 async function main() {
-  const args = parseArguments('The OpenAI Agents SDK for JavaScript through the shared scenario, with OpenInference JS.');
-  const harness = new Harness(CELL, PACKAGES, args.endpoint, args.record);
+  const args = parseArguments(
+    'The OpenAI Agents SDK for JavaScript through the shared scenario, with OpenInference JS.',
+    { scenario: { type: 'string', default: 'single' } },
+  );
+  const delegation = args.scenario === 'delegation';
+  if (!delegation && args.scenario !== 'single') throw new Error('--scenario: single or delegation');
+  const cell = delegation ? 'openai-agents-js-multiagent-openinference' : 'openai-agents-js-openinference';
+  const harness = new Harness(cell, PACKAGES, args.endpoint, args.record);
   new OpenAIAgentsInstrumentation({ tracerProvider: harness.provider }).manuallyInstrument(agents);
+  if (delegation) {
+    await delegate(harness);
+    await harness.finish({ requests: true, delegation_tools: [MEMBER], runtime: `node ${process.version}` });
+    return;
+  }
 
   const tools = [
     agents.tool({
