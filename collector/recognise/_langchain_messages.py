@@ -94,3 +94,12 @@ def without_js_stack(text: str) -> str:
         return text
     match = _JS_STACK.fullmatch(stack)
     return message if match and match.group("message") == message else text
+
+
+def unwrap_tool_message(result: Any, call_id: str | None) -> tuple[Any, str | None]:
+    """A tool span's result and call id, with a serialised ToolMessage read: its content, and its call id
+    where the span named none; anything else as it is."""
+    message = tool_message(result)
+    if message is None:
+        return result, call_id
+    return message[0], call_id or message[1]

@@ -23,3 +23,17 @@ def is_workflow(span: Span) -> bool:
         and attrs.get("openinference.span.kind") == "AGENT"
         and "graph.node.id" not in attrs
     )
+
+
+# A handoff is a TOOL span `handoff to {agent}` as in Python, but named as a tool too: `tool.name =
+# handoff_to_{agent}` (`getHandoffAttributes`), with `input.value` `{"from_agent": …}` and `output.value`
+# `{"to_agent": …}`: no arguments of the model's call.
+HANDOFF_PREFIX = "handoff to "
+
+
+def handoff_target(span: Span) -> str | None:
+    """The agent a handoff span of this processor hands off to; None for any other span."""
+    if span.resource.scope_name != SCOPE or not span.name.startswith(HANDOFF_PREFIX):
+        return None
+    target = span.name.removeprefix(HANDOFF_PREFIX)
+    return target if span.attributes.get("tool.name") in (None, f"handoff_to_{target}") else None

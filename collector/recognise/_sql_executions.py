@@ -24,6 +24,7 @@ _OPENINFERENCE_UNWRAPPED = (
     "openinference.instrumentation.langchain",
 )
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+_OPENAI_AGENTS_JS_SCOPE = "@arizeai/openinference-instrumentation-openai-agents"
 # OpenLLMetry scopes whose content `_shapes.py` unwraps.
 _TRACELOOP_UNWRAPPED = (
     "opentelemetry.instrumentation.langchain",
@@ -86,6 +87,7 @@ CASE
              WHEN {_MAY_BE_TOOL_MESSAGE.format(attr("output.value"))} THEN 'python'
              WHEN scope_name = '{_OPENAI_AGENTS_SCOPE}' AND NOT {present("tool.name")}
                   AND starts_with(name, 'handoff to ') THEN 'python'
+             WHEN scope_name = '{_OPENAI_AGENTS_JS_SCOPE}' AND starts_with(name, 'handoff to ') THEN 'python'
              ELSE 'openinference' END
     WHEN {equals("openinference.span.kind", "AGENT")} AND {present("tool.name")} THEN 'python'
     WHEN {equals("ai.operationId", "ai.toolCall")} AND {present("ai.toolCall.name")} THEN 'vercel_ai'

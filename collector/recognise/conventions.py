@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
+from collector.recognise import _openai_agents_js
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
     unwrap_bound_call,
     unwrap_traceloop,
 )
-from collector.recognise._langchain_messages import tool_message, without_js_stack
+from collector.recognise._langchain_messages import tool_message, unwrap_tool_message, without_js_stack
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -185,7 +186,10 @@ def _openinference(span: Span) -> _Content | None:
     langchain_tool = kind == "AGENT" and scope == LANGCHAIN_OPENINFERENCE_SCOPE and "tool.name" in attrs
     if kind != "TOOL" and not langchain_tool:
         return None
-    if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith(HANDOFF_PREFIX):
+    handoff = span.name.startswith(HANDOFF_PREFIX) and (
+        (scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs) or _openai_agents_js.handoff_target(span)
+    )
+    if handoff:
         # The model's call is `transfer_to_…`: stored under that name, its request joins it and gives it
         # its arguments and call id; `kind` lets specs not see it unless they name it.
         target = span.name.removeprefix(HANDOFF_PREFIX)
@@ -213,10 +217,8 @@ def _openinference(span: Span) -> _Content | None:
         result = llama_index_result(result)
     elif scope == ADK_OPENINFERENCE_SCOPE:
         result = adk_result(adk_function_response(result))
-    call_id = _text(attrs, "tool.id", "tool_call.id")
-    message = tool_message(result)  # LangChain's ToolMessage, whichever instrumentation wrote it
-    if message is not None:
-        result, call_id = message[0], call_id or message[1]
+    # LangChain's ToolMessage, whichever instrumentation wrote it.
+    result, call_id = unwrap_tool_message(result, _text(attrs, "tool.id", "tool_call.id"))
     return _Content("openinference", name or span.name, arguments, parse_result(result), call_id)
 
 
@@ -235,9 +237,8 @@ def _traceloop(span: Span) -> _Content | None:
         call_id = call_id or wrapped_call_id
     elif scope == MCP_OPENLLMETRY_SCOPE:
         arguments, result = mcp_openllmetry_input(arguments), mcp_openllmetry_output(result)
-    message = tool_message(result)  # LangChain's ToolMessage, whichever instrumentation wrote it
-    if message is not None:
-        result, call_id = message[0], call_id or message[1]
+    if tool_message(result) is not None:  # LangChain's ToolMessage, whichever instrumentation wrote it
+        result, call_id = unwrap_tool_message(result, call_id)
     elif scope == LANGCHAIN_OPENLLMETRY_SCOPE:
         result = langchain_callback_output(result)
     return _Content("traceloop", name, arguments, parse_result(result), call_id)

@@ -105,8 +105,12 @@ function scriptedClient(script) {
   return new OpenAI({ apiKey: 'sk-scripted', baseURL: 'http://scripted.invalid/v1', fetch, maxRetries: 0 });
 }
 
-/** The delegation scenario: the member as the leader's tool (`agent.asTool`). */
-async function delegate(harness) {
+/**
+ * The delegation scenario: the member as the leader's tool (`agent.asTool`), or with `handoff` the
+ * member in the leader's `handoffs` (the leader's model calls `transfer_to_weather_agent`; the member
+ * then runs beside the leader, a top-level agent of the same run, and gives the final answer).
+ */
+async function delegate(harness, handoff) {
   const member = new agents.Agent({
     name: MEMBER,
     instructions: 'Answer weather questions.',
@@ -120,12 +124,18 @@ async function delegate(harness) {
       }),
     ],
   });
-  const leaderCalls = [['call_delegate', MEMBER, { input: MEMBER_REQUEST }]];
+  const leaderCalls = handoff
+    ? [['call_handoff', `transfer_to_${MEMBER}`, {}]]
+    : [['call_delegate', MEMBER, { input: MEMBER_REQUEST }]];
+  // After a handoff the member answers: the leader's model is asked once.
+  const leaderTurns = turns(leaderCalls, LEADER_ANSWER).slice(0, handoff ? 1 : 2);
   const leader = new agents.Agent({
     name: LEADER,
     instructions: 'Delegate weather questions.',
-    model: new agents.OpenAIResponsesModel(scriptedClient(turns(leaderCalls, LEADER_ANSWER)), MODEL),
-    tools: [member.asTool({ toolName: MEMBER, toolDescription: 'Answers weather questions.' })],
+    model: new agents.OpenAIResponsesModel(scriptedClient(leaderTurns), MODEL),
+    ...(handoff
+      ? { handoffs: [member] }
+      : { tools: [member.asTool({ toolName: MEMBER, toolDescription: 'Answers weather questions.' })] }),
   });
   await harness.invocation(DELEGATION_TASK, async () => {
     await agents.run(leader, DELEGATION_PROMPT);
@@ -135,16 +145,21 @@ async function delegate(harness) {
 async function main() {
   const args = parseArguments(
     'The OpenAI Agents SDK for JavaScript through the shared scenario, with OpenInference JS.',
-    { scenario: { type: 'string', default: 'single' } },
+    { scenario: { type: 'string', default: 'single' }, delegation: { type: 'string', default: 'tool' } },
   );
+  const handoff = args.delegation === 'handoff';
+  if (!handoff && args.delegation !== 'tool') throw new Error('--delegation: tool or handoff');
   const delegation = args.scenario === 'delegation';
   if (!delegation && args.scenario !== 'single') throw new Error('--scenario: single or delegation');
-  const cell = delegation ? 'openai-agents-js-multiagent-openinference' : 'openai-agents-js-openinference';
+  const cell = delegation
+    ? `openai-agents-js-multiagent${handoff ? '-handoff' : ''}-openinference`
+    : 'openai-agents-js-openinference';
   const harness = new Harness(cell, PACKAGES, args.endpoint, args.record);
   new OpenAIAgentsInstrumentation({ tracerProvider: harness.provider }).manuallyInstrument(agents);
   if (delegation) {
-    await delegate(harness);
-    await harness.finish({ requests: true, delegation_tools: [MEMBER], runtime: `node ${process.version}` });
+    await delegate(harness, handoff);
+    const delegationTools = [handoff ? `transfer_to_${MEMBER}` : MEMBER];
+    await harness.finish({ requests: true, delegation_tools: delegationTools, runtime: `node ${process.version}` });
     return;
   }
 
