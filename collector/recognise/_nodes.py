@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.model.domain import UNNAMED_WORKFLOW, AgentInfo, Span, SpanNode
+from collector.recognise import _openai_agents_js
 from collector.recognise._content import load_json_text
 from collector.recognise.declared import active as declared_conventions
 
@@ -40,13 +41,17 @@ def _first_text(attrs: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 # `traceloop.span.kind = workflow`, above its `{agent}.agent` spans. Neither exports a run id.
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
 _OPENLLMETRY_OPENAI_AGENTS_SCOPE = "opentelemetry.instrumentation.openai_agents"
-_OPENAI_AGENTS_SCOPES = frozenset({_OPENAI_AGENTS_SCOPE, _OPENLLMETRY_OPENAI_AGENTS_SCOPE})
+_OPENAI_AGENTS_SCOPES = frozenset(
+    {_OPENAI_AGENTS_SCOPE, _OPENLLMETRY_OPENAI_AGENTS_SCOPE, _openai_agents_js.SCOPE}
+)
 
 
 def _openai_agents_workflow(span: Span) -> bool:
     scope, attrs = span.resource.scope_name, span.attributes
     if scope == _OPENAI_AGENTS_SCOPE:
         return attrs.get("openinference.span.kind") == "AGENT" and "agent.name" not in attrs
+    if scope == _openai_agents_js.SCOPE:
+        return _openai_agents_js.is_workflow(span)
     return scope == _OPENLLMETRY_OPENAI_AGENTS_SCOPE and attrs.get("traceloop.span.kind") == "workflow"
 
 
@@ -56,11 +61,16 @@ def _openai_agents_workflow(span: Span) -> bool:
 # node; every span inside it names its node (`langgraph_node`). A node called `agent` is also given the
 # kind AGENT, once per model turn: one invocation is the graph, not each turn (issue #16, item 2).
 _LANGCHAIN_SCOPE = "openinference.instrumentation.langchain"
+# OpenInference's LangChain.js instrumentation (`@arizeai/openinference-instrumentation-langchain` 4.1.1,
+# `tracer.ts`) copies the same metadata, which LangGraph.js writes alike (`ls_integration`,
+# `langgraph_node`, `langgraph_checkpoint_ns`); it names a span's kind by the run's type, never AGENT
+# for a tool or a node, so the graph is the agent there too.
+_LANGCHAIN_SCOPES = frozenset({_LANGCHAIN_SCOPE, "@arizeai/openinference-instrumentation-langchain"})
 _GRAPH_INTEGRATIONS = frozenset({"langgraph", "langchain_create_agent"})
 
 
 def _langgraph_metadata(span: Span) -> dict[str, Any] | None:
-    if span.resource.scope_name != _LANGCHAIN_SCOPE:
+    if span.resource.scope_name not in _LANGCHAIN_SCOPES:
         return None
     text = span.attributes.get("metadata")
     if not isinstance(text, str) or "ls_integration" not in text:
@@ -97,7 +107,7 @@ def _langgraph_nesting(span: Span) -> tuple[int, str | None]:
     if scope == _OPENLLMETRY_LANGCHAIN_SCOPE:
         namespace = span.attributes.get(_OPENLLMETRY_NAMESPACE)
         name = _first_text(span.attributes, ("traceloop.entity.name",))
-    elif scope == _LANGCHAIN_SCOPE:
+    elif scope in _LANGCHAIN_SCOPES:
         metadata = _langgraph_metadata(span)
         namespace = metadata.get("langgraph_checkpoint_ns") if metadata else None
         name = span.name

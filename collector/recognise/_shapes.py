@@ -110,26 +110,17 @@ def adk_function_response(value: Any) -> Any:
     return value
 
 
-# OpenInference's LangChain instrumentation (0.1.80, `_tracer._output_value`) dumps a tool's ToolMessage as
-# `{"type": "tool", "data": {"content": …, "tool_call_id": …, …}}`: the tool returned `content`.
+# OpenInference's LangChain instrumentation (0.1.80) names its tool spans AGENT at times (see
+# conventions.py); its ToolMessage results are read by their shape (`_langchain_messages.py`).
 LANGCHAIN_OPENINFERENCE_SCOPE = "openinference.instrumentation.langchain"
-
-
-def langchain_tool_message(value: Any) -> Any:
-    loaded = load_json_text(value)
-    if isinstance(loaded, dict) and loaded.get("type") == "tool" and isinstance(loaded.get("data"), dict):
-        data = loaded["data"]
-        if "content" in data and "tool_call_id" in data:
-            return data["content"]
-    return value
 
 
 # OpenLLMetry's LangChain callback (opentelemetry-instrumentation-langchain 0.62.4,
 # `callback_handler.on_tool_start` / `on_tool_end`) records LangChain's callback arguments as the tool's
 # input, `{"input_str", "tags", "metadata", "inputs", "kwargs"}`, where `inputs` holds the call's
 # arguments and `kwargs.tool_call_id` its call id; and the output as `{"output": <ToolMessage>, "kwargs"}`,
-# the ToolMessage serialised by LangChain (`lc`, `type: constructor`, `id: [..., "ToolMessage"]`,
-# `kwargs.content`). Issue #16, item 3.
+# the ToolMessage serialised by LangChain (read by its shape, `_langchain_messages.tool_message`), or
+# `{"output": <anything else>, "kwargs"}`. Issue #16, item 3.
 LANGCHAIN_OPENLLMETRY_SCOPE = "opentelemetry.instrumentation.langchain"
 _CALLBACK_INPUT_KEYS = frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"})
 
@@ -151,19 +142,11 @@ def langchain_callback_input(arguments: Arguments) -> tuple[Arguments, str | Non
 
 
 def langchain_callback_output(value: Any) -> Any:
+    """The run's output out of the callback record; a ToolMessage in it is read before this is asked."""
     loaded = load_json_text(value)
     if not (isinstance(loaded, dict) and set(loaded) == {"output", "kwargs"}):
         return value
-    output = loaded["output"]
-    if (
-        isinstance(output, dict)
-        and output.get("type") == "constructor"
-        and isinstance(output.get("id"), list)
-        and output["id"][-1:] == ["ToolMessage"]
-        and isinstance(output.get("kwargs"), dict)
-    ):
-        return output["kwargs"].get("content")
-    return output
+    return loaded["output"]
 
 
 # OpenLLMetry's MCP instrumentation (opentelemetry-instrumentation-mcp 0.62.4, `instrumentation.py`

@@ -24,12 +24,22 @@ _OPENINFERENCE_UNWRAPPED = (
     "openinference.instrumentation.langchain",
 )
 _OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
+_OPENAI_AGENTS_JS_SCOPE = "@arizeai/openinference-instrumentation-openai-agents"
 # OpenLLMetry scopes whose content `_shapes.py` unwraps.
 _TRACELOOP_UNWRAPPED = (
     "opentelemetry.instrumentation.langchain",
     "opentelemetry.instrumentation.mcp.instrumentation",
 )
 _STRANDS_EVENTS = ("gen_ai.client.inference.operation.details", "gen_ai.tool.message", "gen_ai.choice")
+# A status that may end in a JavaScript stack, which Python takes off
+# (`_langchain_messages.without_js_stack`).
+_JS_STACK = (
+    "(contains(status_message, chr(10) || '    at ')"
+    " OR contains(coalesce(exception::VARCHAR, ''), '\\n    at '))"
+)
+# A result that may be LangChain's serialised ToolMessage, in any scope (`_langchain_messages.py`, read
+# by its shape): every form of it has a `tool_call_id` key, so a result whose text holds none is not one.
+_MAY_BE_TOOL_MESSAGE = "contains(coalesce({0}::VARCHAR, ''), 'tool_call_id')"
 
 
 def _quoted(values: tuple[str, ...]) -> str:
@@ -61,9 +71,13 @@ CASE
     WHEN nulls THEN 'python'
     WHEN NOT ({_ANY_ENTRY}) THEN NULL
     WHEN {ODD} THEN 'python'
+    WHEN {_JS_STACK} THEN 'python'
     WHEN {equals("mcp.method.name", "tools/call")} THEN 'python'
     WHEN {equals("traceloop.span.kind", "tool")} THEN
-        CASE WHEN scope_name IN ({_quoted(_TRACELOOP_UNWRAPPED)}) THEN 'python' ELSE 'traceloop' END
+        CASE WHEN scope_name IN ({_quoted(_TRACELOOP_UNWRAPPED)}) THEN 'python'
+             WHEN {_MAY_BE_TOOL_MESSAGE.format(attr("traceloop.entity.output"))}
+                  OR {_MAY_BE_TOOL_MESSAGE.format(attr("gen_ai.tool.call.result"))} THEN 'python'
+             ELSE 'traceloop' END
     WHEN {_GENAI_ENTRY} THEN
         CASE WHEN scope_name IN ('{_ADK_SCOPE}', '{_STRANDS_SCOPE}') THEN 'python'
              WHEN {present("gen_ai.tool.call.arguments")} THEN 'gen_ai'
@@ -74,8 +88,10 @@ CASE
              ELSE 'gen_ai' END
     WHEN {equals("openinference.span.kind", "TOOL")} THEN
         CASE WHEN scope_name IN ({_quoted(_OPENINFERENCE_UNWRAPPED)}) THEN 'python'
+             WHEN {_MAY_BE_TOOL_MESSAGE.format(attr("output.value"))} THEN 'python'
              WHEN scope_name = '{_OPENAI_AGENTS_SCOPE}' AND NOT {present("tool.name")}
                   AND starts_with(name, 'handoff to ') THEN 'python'
+             WHEN scope_name = '{_OPENAI_AGENTS_JS_SCOPE}' AND starts_with(name, 'handoff to ') THEN 'python'
              ELSE 'openinference' END
     WHEN {equals("openinference.span.kind", "AGENT")} AND {present("tool.name")} THEN 'python'
     WHEN {equals("ai.operationId", "ai.toolCall")} AND {present("ai.toolCall.name")} THEN 'vercel_ai'

@@ -172,7 +172,8 @@ _ODD_EXCEPTION = f"""(exception IS NOT NULL AND CASE WHEN {_all_text(_EXCEPTION_
 # the text that may hold calls written as fenced JSON or DSPy's fields (collector/recognise/requests.py).
 _OTHER_ENCODINGS = """(contains(attributes, '"llm.output_messages.')
     OR contains(attributes, '"gen_ai.completion.')
-    OR contains(attributes, '```') OR contains(attributes, '[[ ## next_tool_name ## ]]'))"""
+    OR contains(attributes, '```') OR contains(attributes, '[[ ## next_tool_name ## ]]')
+    OR contains(attributes, '"mastra.model_step.output"'))"""
 
 # A span whose text attributes Python's `str()` would read otherwise than their JSON text.
 ODD = f"({_ODD_TEXT} OR {_ODD_EXCEPTION})"

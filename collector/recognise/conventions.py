@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
-from collector.recognise import _langfuse, _mlflow
+from collector.recognise import _langfuse, _mlflow, _openai_agents_js
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
     unwrap_bound_call,
     unwrap_traceloop,
 )
+from collector.recognise._langchain_messages import tool_message, unwrap_tool_message, without_js_stack
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -38,7 +39,6 @@ from collector.recognise._shapes import (
     haystack_error,
     langchain_callback_input,
     langchain_callback_output,
-    langchain_tool_message,
     llama_index_result,
     mcp_openllmetry_input,
     mcp_openllmetry_output,
@@ -196,7 +196,10 @@ def _openinference(span: Span) -> _Content | None:
     langchain_tool = kind == "AGENT" and scope == LANGCHAIN_OPENINFERENCE_SCOPE and "tool.name" in attrs
     if kind != "TOOL" and not langchain_tool:
         return None
-    if scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs and span.name.startswith(HANDOFF_PREFIX):
+    handoff = span.name.startswith(HANDOFF_PREFIX) and (
+        (scope == _OPENAI_AGENTS_SCOPE and "tool.name" not in attrs) or _openai_agents_js.handoff_target(span)
+    )
+    if handoff:
         # The model's call is `transfer_to_…`: stored under that name, its request joins it and gives it
         # its arguments and call id; `kind` lets specs not see it unless they name it.
         target = span.name.removeprefix(HANDOFF_PREFIX)
@@ -224,15 +227,9 @@ def _openinference(span: Span) -> _Content | None:
         result = llama_index_result(result)
     elif scope == ADK_OPENINFERENCE_SCOPE:
         result = adk_result(adk_function_response(result))
-    elif scope == LANGCHAIN_OPENINFERENCE_SCOPE:
-        result = langchain_tool_message(result)
-    return _Content(
-        "openinference",
-        name or span.name,
-        arguments,
-        parse_result(result),
-        _text(attrs, "tool.id", "tool_call.id"),
-    )
+    # LangChain's ToolMessage, whichever instrumentation wrote it.
+    result, call_id = unwrap_tool_message(result, _text(attrs, "tool.id", "tool_call.id"))
+    return _Content("openinference", name or span.name, arguments, parse_result(result), call_id)
 
 
 def _traceloop(span: Span) -> _Content | None:
@@ -247,9 +244,13 @@ def _traceloop(span: Span) -> _Content | None:
     scope = span.resource.scope_name
     if scope == LANGCHAIN_OPENLLMETRY_SCOPE:
         arguments, wrapped_call_id = langchain_callback_input(arguments)
-        call_id, result = call_id or wrapped_call_id, langchain_callback_output(result)
+        call_id = call_id or wrapped_call_id
     elif scope == MCP_OPENLLMETRY_SCOPE:
         arguments, result = mcp_openllmetry_input(arguments), mcp_openllmetry_output(result)
+    if tool_message(result) is not None:  # LangChain's ToolMessage, whichever instrumentation wrote it
+        result, call_id = unwrap_tool_message(result, call_id)
+    elif scope == LANGCHAIN_OPENLLMETRY_SCOPE:
+        result = langchain_callback_output(result)
     return _Content("traceloop", name, arguments, parse_result(result), call_id)
 
 
@@ -409,6 +410,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             error_message = _text(attrs, _langfuse.STATUS_MESSAGE)
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
+        if error_message is not None:
+            error_message = without_js_stack(error_message)
     return ToolExecution(
         trace_id=span.trace_id,
         span_id=span.span_id,

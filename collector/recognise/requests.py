@@ -5,7 +5,9 @@ flattened `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.*`; old Open
 `gen_ai.completion.<i>.tool_calls.<j>.*`. And Google ADK's own (`adk`), the model's response recorded
 whole on its `call_llm` span; Strands' default mode (`strands`), the answer's content blocks; and
 CrewAI's through OpenInference's event listener (`crewai`), the LLM span's output; and the Vercel AI
-SDK's legacy telemetry (`vercel_ai`).
+SDK's legacy telemetry (`vercel_ai`); and LangChain's serialised AIMessage in an OpenInference LLM
+span's `output.value` where no call is flattened (`langchain`, OpenInference's LangChain.js); and
+Mastra's model steps (`mastra`, `_mastra.py`).
 
 A fourth, only when a span has none of those: calls the model wrote as a fenced JSON block in its own
 output text (providers and prompts without native tool calling do this), stored with encoding
@@ -22,7 +24,9 @@ from typing import Any
 
 from collector.model.domain import Span, ToolRequest
 from collector.recognise._content import load_json_text, parse_arguments
+from collector.recognise._langchain_messages import llm_tool_calls
 from collector.recognise._langfuse import langfuse_requests
+from collector.recognise._mastra import step_tool_calls
 from collector.recognise._mlflow import mlflow_requests
 
 _OPENINFERENCE = re.compile(
@@ -317,6 +321,9 @@ def extract_requests(span: Span) -> list[ToolRequest]:
     if span.name == _HAYSTACK_COMPONENT_SPAN and _HAYSTACK_COMPONENT_OUTPUT in attrs:
         haystack = _haystack_calls(attrs[_HAYSTACK_COMPONENT_OUTPUT])
         return [_request(span, position, call, "haystack") for position, call in enumerate(haystack)]
+    mastra = step_tool_calls(attrs)
+    if mastra is not None:
+        return [_request(span, position, call, "mastra") for position, call in enumerate(mastra)]
     operation = attrs.get("ai.operationId")
     if isinstance(operation, str) and operation.endswith((".doGenerate", ".doStream")):
         vercel = _vercel_ai_calls(attrs.get("ai.response.toolCalls"))
@@ -351,6 +358,10 @@ def extract_requests(span: Span) -> list[ToolRequest]:
     if openinference:
         for _, call in sorted(_flattened(span, _OPENINFERENCE, "llm.output_messages.").items()):
             calls.append((call, "openinference"))
+        if not calls and attrs.get("openinference.span.kind") == "LLM":
+            # OpenInference's LangChain.js instrumentation flattens no tool calls: they are only in the
+            # serialised AIMessage of the LLM span's `output.value` (`_langchain_messages.py`).
+            calls.extend((call, "langchain") for call in llm_tool_calls(attrs.get("output.value")))
     if not calls and openllmetry:
         for _, call in sorted(_flattened(span, _OPENLLMETRY, "gen_ai.completion.").items()):
             calls.append((call, "openllmetry"))

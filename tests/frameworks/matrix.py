@@ -199,6 +199,25 @@ CELLS: tuple[Cell, ...] = (
             ("genai-sequential", ("--mode", "genai", "--sequential")),
         )
     ),
+    # JavaScript agents beyond the AI SDK (issue #27): LangGraph.js through OpenInference JS, the OpenAI
+    # Agents SDK for JS through OpenInference JS's processor, and Mastra through its own OTel exporter.
+    Cell("langgraphjs-openinference", "drive_langgraph.mjs", (), "node", runtime="node"),
+    Cell(
+        "langgraphjs-multiagent-openinference",
+        "drive_langgraph.mjs",
+        ("--scenario", "delegation"),
+        "node",
+        runtime="node",
+    ),
+    Cell("openai-agents-js-openinference", "drive_openai_agents.mjs", (), "node", runtime="node"),
+    Cell(
+        "openai-agents-js-multiagent-openinference",
+        "drive_openai_agents.mjs",
+        ("--scenario", "delegation"),
+        "node",
+        runtime="node",
+    ),
+    Cell("mastra-otel", "drive_mastra.mjs", (), "node", runtime="node"),
     Cell("haystack-native", "drive_haystack.py", ("--tracing", "native"), "haystack"),
     Cell("haystack-native-nocontent", "drive_haystack.py", ("--tracing", "native-nocontent"), "haystack"),
     Cell(

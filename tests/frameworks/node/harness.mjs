@@ -18,6 +18,11 @@
 // - task `booking`: `book_flight(destination, passengers)` throws `Error("no seats left to Oslo")`; the
 //   model then answers without it.
 //
+// A `-multiagent-` cell plays the delegation scenario instead (`DELEGATION_*`, one invocation), as the
+// Python harness does: the leader agent `coordinator` hands the question to the member agent
+// `weather_agent` through the framework's own facility; the member calls `get_weather(city="Paris")`
+// and answers; the leader then answers. The ledger records which agent made each call (`agent`).
+//
 // The dependencies are tests/frameworks/node/package.json's, installed with `npm ci` next to a copy of
 // this file and the driver (Node resolves imports from the importing file's folder up, so the .mjs
 // files run from the folder that holds node_modules).
@@ -52,6 +57,16 @@ export const SCENARIO = [
   ['weather', WEATHER_PROMPT, WEATHER_CALLS, WEATHER_ANSWER],
   ['booking', BOOKING_PROMPT, BOOKING_CALLS, BOOKING_ANSWER],
 ];
+
+// The delegation scenario (tests/frameworks/drivers/_harness.py, constant for constant).
+export const LEADER = 'coordinator';
+export const MEMBER = 'weather_agent';
+export const DELEGATION_TASK = 'delegation';
+export const DELEGATION_PROMPT = 'What is the weather in Paris? Ask the weather agent.';
+export const MEMBER_REQUEST = 'What is the weather in Paris?';
+export const MEMBER_CALLS = [['call_member_paris', 'get_weather', { city: 'Paris' }]];
+export const MEMBER_ANSWER = 'Paris: 18°C, light rain.';
+export const LEADER_ANSWER = 'The weather agent says: Paris: 18°C, light rain.';
 
 /** The real OTLP/HTTP exporter, and a line of OTLP/JSON per request it is handed. */
 export class RecordingExporter {
@@ -166,16 +181,20 @@ export class Harness {
     });
   }
 
-  /** What a tool received (and will return), recorded by the tool itself before it does anything. */
-  called(tool, args, returned = null) {
+  /**
+   * What a tool received (and will return), recorded by the tool itself before it does anything;
+   * `agent`: which agent of the delegation scenario the tool belongs to.
+   */
+  called(tool, args, returned = null, agent = null) {
     const call = { tool, arguments: args, error: null, returned };
+    if (agent !== null) call.agent = agent;
     this.invocations[this.invocations.length - 1].calls.push(call);
     return call;
   }
 
   /** The scenario's tools, given the input object a framework hands a tool (recorded as received). */
-  getWeather(input) {
-    return String(this.called('get_weather', { ...input }, WEATHER[input.city]).returned);
+  getWeather(input, agent = null) {
+    return String(this.called('get_weather', { ...input }, WEATHER[input.city], agent).returned);
   }
 
   bookFlight(input) {
@@ -190,9 +209,18 @@ export class Harness {
    * `requests`: the instrumentation shows the calls the model asked for, so every execution must be
    * joined to its request. `arguments`: it captures tool arguments at all. `error_messages`: the spans
    * carry the text of a tool's exception anywhere. `internal_tools`: tools the framework itself runs
-   * beside the agent's own. Anything else is a fact about the cell, written as it is.
+   * beside the agent's own. For the delegation scenario, `delegation_tools`: the tools through which the
+   * framework has the leader hand work to the member. Anything else is a fact about the cell, written
+   * as it is.
    */
-  async finish({ requests, arguments: captured = true, error_messages = true, internal_tools = [], ...facts }) {
+  async finish({
+    requests,
+    arguments: captured = true,
+    error_messages = true,
+    internal_tools = [],
+    delegation_tools = [],
+    ...facts
+  }) {
     await this.provider.forceFlush();
     await this.provider.shutdown();
     context.disable();
@@ -208,6 +236,10 @@ export class Harness {
       invocations: this.invocations,
       ...facts,
     };
+    if (this.invocations.some(invocation => invocation.calls.some(call => call.agent))) {
+      truth.agents = { leader: LEADER, member: MEMBER };
+      truth.delegation_tools = [...delegation_tools];
+    }
     fs.writeFileSync(path.join(this.record, 'calls.json'), `${JSON.stringify(truth, null, 2)}\n`);
   }
 }
