@@ -105,6 +105,10 @@ class HttpApi:
         connection = self._services.connection
         return await self._lanes.read(lambda: queries.with_cursor(connection, read, timeout_s))
 
+    async def read(self, read: Callable[[Any], Any]) -> Any:
+        """A read on the API's lane, for routes added beside these (the live UI's)."""
+        return await self._read(read)
+
     async def _work(self, work: Callable[[Any], Any], timeout_s: float) -> Any:
         """Scoring and reports on demand (minutes at most): asyncio's default threads."""
         return await asyncio.to_thread(queries.with_cursor, self._services.connection, work, timeout_s)
