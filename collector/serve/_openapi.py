@@ -472,7 +472,9 @@ OPENAPI: dict[str, Any] = {
                 "parameters": [
                     _param("task", "task id"),
                     _param("spec", "runs with a verdict of this spec"),
-                    _param("label", "pass, fail or error: the latest verdict's (of `spec`, else of any spec)"),
+                    _param(
+                        "label", "pass, fail or error: the latest verdict's (of `spec`, else of any spec)"
+                    ),
                     _param("service", "service.name"),
                     _param("version", "service.version (as where=service.version=VALUE)"),
                     _param("where", "KEY=VALUE, repeatable: as --where"),
@@ -521,7 +523,11 @@ OPENAPI: dict[str, Any] = {
                 "summary": "one conversation: its turns in order with their verdicts, and its own verdicts "
                 "(per-turn results)",
                 "parameters": [{**_param("conversation", "conversation id"), "required": True}],
-                "responses": {"200": _ok("the conversation", {"type": "object"}), "400": _ERROR, "404": _ERROR},
+                "responses": {
+                    "200": _ok("the conversation", {"type": "object"}),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
             }
         },
         "/api/v1/score": {

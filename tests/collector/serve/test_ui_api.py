@@ -87,12 +87,14 @@ def _conversation(tp: TracerProvider) -> None:
                 "tracescore.turn.last": index == 2,
             },
         )
-        with trace.use_span(root, end_on_exit=True):
-            with tracer.start_as_current_span(
+        with (
+            trace.use_span(root, end_on_exit=True),
+            tracer.start_as_current_span(
                 f"execute_tool {tool}",
                 attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
-            ):
-                pass
+            ),
+        ):
+            pass
 
 
 @pytest.fixture(scope="module")
