@@ -105,9 +105,7 @@ class HttpApi:
         connection = self._services.connection
         return await self._lanes.read(lambda: queries.with_cursor(connection, read, timeout_s))
 
-    async def read(self, read: Callable[[Any], Any]) -> Any:
-        """A read on the API's lane, for routes added beside these (the live UI's)."""
-        return await self._read(read)
+    read = _read  # the live UI's reads (collector/serve/ui/routes.py) take the same lane
 
     async def _work(self, work: Callable[[Any], Any], timeout_s: float) -> Any:
         """Scoring and reports on demand (minutes at most): asyncio's default threads."""
