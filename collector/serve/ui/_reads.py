@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -59,17 +59,48 @@ def _has(cursor: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(row and row[0])
 
 
-def _latest_verdicts(cursor: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The latest verdict of each (run, spec) of these runs, whole, as stored."""
+def _in_list(column: str, values: Sequence[Any]) -> str:
+    """`column IN (?, ?, …)`: a list of constants DuckDB checks in the scan itself, skipping the row
+    groups' other columns, where a join on an unnested list would read them all first."""
+    return f"{column} IN ({', '.join('?' * len(values))})" if values else "false"
+
+
+def _latest_verdicts(
+    cursor: duckdb.DuckDBPyConnection,
+    run_ids: Sequence[str],
+    whole: bool = True,
+    completed_since: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """The latest verdict of each (run, spec) of these runs: whole, as stored, or (`whole` false, for a
+    page of runs) its spec, label and reason only, without reading the verdicts' JSON."""
     if not run_ids or not _has(cursor, "verdicts"):
         return []
-    rows = cursor.execute(
-        "SELECT v.verdict, v.scored_at FROM verdicts v SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS wanted) w "
-        "ON v.run_id = w.wanted WHERE v.conversation_id IS NULL "
-        "QUALIFY row_number() OVER (PARTITION BY v.run_id, v.spec ORDER BY v.run_version DESC, "
-        "v.scored_at DESC) = 1 ORDER BY v.run_id, v.spec",
-        [list(run_ids)],
-    ).fetchall()
+    columns = "verdict, scored_at" if whole else "run_id, spec, label, reason"
+
+    def read(ids: Sequence[str], since: datetime | None) -> list[tuple[Any, ...]]:
+        recent = " AND scored_at >= ?" if since is not None else ""
+        return cursor.execute(
+            f"SELECT {columns} FROM verdicts WHERE {_in_list('run_id', ids)} AND conversation_id IS NULL"
+            f"{recent} QUALIFY row_number() OVER (PARTITION BY run_id, spec ORDER BY run_version DESC, "
+            "scored_at DESC) = 1 ORDER BY run_id, spec",
+            [*ids, *([since] if since is not None else [])],
+        ).fetchall()
+
+    if whole or completed_since is None:
+        rows = read(run_ids, None)
+    else:
+        # A run's latest verdict was judged after its last completion: for a page of recent runs only the
+        # recent row groups of `verdicts` are read (a day's margin for clocks). Runs with none there
+        # (not scored yet, or only an older version of them) are then looked up everywhere.
+        rows = read(run_ids, completed_since - timedelta(days=1))
+        found = {r[0] for r in rows}
+        missing = [r for r in run_ids if r not in found]
+        if missing:
+            rows = sorted([*rows, *read(missing, None)], key=lambda r: (r[0], r[1]))
+    if not whole:
+        return [
+            {"run_id": r, "spec": spec, "label": label, "reason": reason} for r, spec, label, reason in rows
+        ]
     out = []
     for text, scored_at in rows:
         verdict = json.loads(text)
@@ -78,15 +109,52 @@ def _latest_verdicts(cursor: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) 
     return out
 
 
+# A page is found among the newest rows of `run_traces` (one per trace of a run), by rounds of this many
+# rows at most: each round is one top-N pass, and a filter that matches few runs takes several.
+_ROUND_ROWS = 4_000
+_MAX_ROUNDS = 12
+_RUN_COLUMNS = (
+    "run_id, min(trace_id), any_value(task_id), any_value(service_name), any_value(agent_name), "
+    "min(start_time), max(end_time), sum(n_executions)::BIGINT, sum(n_requests)::BIGINT, "
+    "CASE WHEN bool_or(status = 'open') THEN 'open' ELSE 'complete' END, max(completed_at)"
+)
+
+
+def _labelled(chosen: RunFilter) -> tuple[str, list[Any]]:
+    """Runs whose latest verdict (of `spec`, or of any spec) has `label`; or that have a verdict of
+    `spec`. Candidates by label first (a narrow scan), then only those a newer verdict does not replace."""
+    wanted, params = ["v.conversation_id IS NULL"], list[Any]()
+    for clause, value in (("v.spec = ?", chosen.spec), ("v.label = ?", chosen.label)):
+        if value:
+            wanted.append(clause)
+            params.append(value)
+    newer = (
+        "NOT EXISTS (SELECT 1 FROM verdicts n WHERE n.run_id = v.run_id AND n.spec = v.spec "
+        "AND n.conversation_id IS NULL AND (n.run_version > v.run_version OR "
+        "(n.run_version = v.run_version AND n.scored_at > v.scored_at)))"
+    )
+    return f"run_id IN (SELECT v.run_id FROM verdicts v WHERE {' AND '.join(wanted)} AND {newer})", params
+
+
 def runs_page(
     cursor: duckdb.DuckDBPyConnection, chosen: RunFilter, after: Cursor | None, limit: int
 ) -> dict[str, Any]:
-    """One page of runs, newest completion first, each with its latest label per spec; `next` is the
-    cursor of the following page (None on the last)."""
+    """One page of runs, newest completion first (a run's last completed trace places it), each with
+    its latest label per spec; `next` is the cursor of the following page (None on the last).
+
+    Rows of `run_traces` are taken newest first, a round at a time (a top-N pass, no grouping of every
+    run); each candidate run is then read whole, by its id, and kept where the row is its last
+    completion and its start is in the window. The window cuts rows by their own start first: a run of
+    several traces is judged by its earliest start, as `--since` judges it."""
     if not _has(cursor, "run_traces"):
         return {"runs": [], "next": None}
-    clauses, params = [], list[Any]()  # WHERE's, then HAVING's parameters (their order in the text)
-    for clause, value in (("task_id = ?", chosen.task), ("service_name = ?", chosen.service)):
+    size = min(limit, MAX_PAGE)
+    clauses, params = [], list[Any]()
+    for clause, value in (
+        ("task_id = ?", chosen.task),
+        ("service_name = ?", chosen.service),
+        ("start_time < ?", chosen.until),
+    ):
         if value:
             clauses.append(clause)
             params.append(value)
@@ -98,43 +166,68 @@ def runs_page(
     if chosen.label or chosen.spec:
         if not _has(cursor, "verdicts"):
             return {"runs": [], "next": None}
-        spec = " AND spec = ?" if chosen.spec else ""
-        label = " WHERE label = ?" if chosen.label else ""
-        clauses.append(
-            "run_id IN (SELECT run_id FROM (SELECT run_id, label FROM verdicts WHERE conversation_id IS NULL"
-            f"{spec} QUALIFY row_number() OVER (PARTITION BY run_id, spec "
-            f"ORDER BY run_version DESC, scored_at DESC) = 1){label})"
-        )
-        params.extend(v for v in (chosen.spec, chosen.label) if v)
-    having = []
-    if chosen.since is not None:
-        having.append("min(start_time) >= ?")
-        params.append(chosen.since)
-    if chosen.until is not None:
-        having.append("min(start_time) < ?")
-        params.append(chosen.until)
-    if after is not None:
-        having.append("(max(completed_at) < ? OR (max(completed_at) = ? AND run_id < ?))")
-        params.extend([after.completed_at, after.completed_at, after.run_id])
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    grouped = f" HAVING {' AND '.join(having)}" if having else ""
-    rows = cursor.execute(
-        "SELECT run_id, min(trace_id), any_value(task_id), any_value(service_name), any_value(agent_name), "
-        "min(start_time), max(end_time), sum(n_executions)::BIGINT, sum(n_requests)::BIGINT, "
-        "CASE WHEN bool_or(status = 'open') THEN 'open' ELSE 'complete' END, max(completed_at) "
-        f"FROM run_traces{where} GROUP BY run_id{grouped} "
-        "ORDER BY max(completed_at) DESC, run_id DESC LIMIT ?",
-        [*params, min(limit, MAX_PAGE) + 1],
-    ).fetchall()
-    more = len(rows) > min(limit, MAX_PAGE)
-    rows = rows[: min(limit, MAX_PAGE)]
+        clause, labelled = _labelled(chosen)
+        clauses.append(clause)
+        params.extend(labelled)
+    kept: list[tuple[Any, ...]] = []
+    position, scanned_to = after, None
+    for round_number in range(_MAX_ROUNDS):
+        wanted = min(_ROUND_ROWS, (size + 1) * 2**round_number)  # rounds grow while the filter is rare
+        keyset = ["(completed_at < ? OR (completed_at = ? AND run_id < ?))"] if position else []
+        where = " AND ".join([*clauses, *keyset]) or "true"
+        where_params = [
+            *params,
+            *([position.completed_at, position.completed_at, position.run_id] if position else []),
+        ]
+        # The round's oldest completion first, from the one timestamp column: bounded by it, the rows'
+        # ids are read only from the row groups holding the round (their min/max prune the others).
+        oldest = cursor.execute(
+            f"SELECT completed_at FROM run_traces WHERE {where} ORDER BY completed_at DESC LIMIT 1 OFFSET ?",
+            [*where_params, wanted - 1],
+        ).fetchone()
+        bound = " AND completed_at >= ?" if oldest else ""
+        rows = cursor.execute(
+            f"SELECT run_id, completed_at FROM run_traces WHERE {where}{bound} "
+            "ORDER BY completed_at DESC, run_id DESC LIMIT ?",
+            [*where_params, *([oldest[0]] if oldest else []), wanted],
+        ).fetchall()
+        ids = list(dict.fromkeys(r[0] for r in rows))
+        whole = {
+            r[0]: r
+            for r in cursor.execute(
+                f"SELECT {_RUN_COLUMNS} FROM run_traces WHERE {_in_list('run_id', ids)} GROUP BY run_id", ids
+            ).fetchall()
+        }
+        seen = {r[0] for r in kept}
+        for run_id, completed_at in rows:
+            run = whole.get(run_id)
+            if run is None or run_id in seen or run[10] != completed_at:
+                continue  # read twice, or not its last completion: it is placed by that one
+            if (chosen.since is not None and run[5] < chosen.since) or (
+                chosen.until is not None and run[5] >= chosen.until
+            ):
+                continue
+            kept.append(run)
+            seen.add(run_id)
+            if len(kept) > size:
+                break
+        if len(kept) > size or len(rows) < wanted:
+            break
+        position = Cursor(rows[-1][1], rows[-1][0])
+    else:
+        # A rare filter over a long history: this page ends where the scan stopped, and `next` goes on
+        # from there (a page may hold fewer runs than asked, never skip one).
+        scanned_to = position
+    more = len(kept) > size
+    kept = kept[:size]
+    if more:
+        scanned_to = Cursor(kept[-1][10], kept[-1][0])
     labels: dict[str, list[dict[str, Any]]] = {}
-    for verdict in _latest_verdicts(cursor, [r[0] for r in rows]):
-        labels.setdefault(verdict["run_id"], []).append(
-            {"spec": verdict["spec"], "label": verdict["label"], "reason": verdict.get("reason")}
-        )
+    earliest = min((r[10] for r in kept), default=None)
+    for verdict in _latest_verdicts(cursor, [r[0] for r in kept], whole=False, completed_since=earliest):
+        labels.setdefault(verdict.pop("run_id"), []).append(verdict)
     runs = []
-    for run_id, trace_id, task, service, agent, start, end, n_exec, n_req, status, completed in rows:
+    for run_id, trace_id, task, service, agent, start, end, n_exec, n_req, status, completed in kept:
         runs.append(
             {
                 "run_id": run_id,
@@ -152,8 +245,7 @@ def runs_page(
                 "verdicts": labels.get(run_id, []),
             }
         )
-    last = rows[-1] if rows and more else None
-    return {"runs": runs, "next": Cursor(last[10], last[0]).text() if last else None}
+    return {"runs": runs, "next": scanned_to.text() if scanned_to else None}
 
 
 def _rows(result: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
