@@ -72,6 +72,24 @@ def _provider(server: ServeProcess, version: str) -> TracerProvider:
     return tp
 
 
+def _part_of_multi(server: ServeProcess, part: int) -> None:
+    """One trace of the run `multi`, which spans two (an explicit run id reused), version 2.0."""
+    tp = _provider(server, "2.0")
+    tracer = tp.get_tracer("tests")
+    attributes = {
+        "tracescore.run.id": "multi",
+        "tracescore.task.id": "multi",
+        "gen_ai.operation.name": "invoke_agent",
+    }
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+    with (
+        tracer.start_as_current_span(f"invoke_agent part {part}", attributes=attributes),
+        tracer.start_as_current_span("execute_tool lookup", attributes=tool),
+    ):
+        pass
+    tp.shutdown()
+
+
 def _conversation(tp: TracerProvider) -> None:
     tracer = tp.get_tracer("tests")
     for index, tool in ((1, "get_weather"), (2, "get_weather")):
@@ -106,10 +124,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     ).start()
     try:
         old, new = _provider(server, "1.4"), _provider(server, "1.5")
+        _part_of_multi(server, 1)
         _emit(old.get_tracer("tests"), BATCH_1)
         old.shutdown()
+        time.sleep(0.6)  # the first trace of `multi` completes (grace 0.3 s) before its second comes
         _emit(new.get_tracer("tests"), BATCH_2)
         _conversation(new)
+        _part_of_multi(server, 2)
         new.shutdown()
         wanted = len(BATCH_1) + len(BATCH_2) + 1  # the runs, and the conversation (its turns in its verdict)
         deadline = time.monotonic() + 30
@@ -162,6 +183,9 @@ def test_pages_of_runs_cover_every_run_once_newest_first(server: ServeProcess) -
             break
         after = page["next"]
     assert seen == everything and len(set(seen)) == len(seen) and pages == -(-len(seen) // 3)
+    # A run of two traces is listed once, where its last trace completed.
+    multi = next(r for r in stored if r["run_id"] == "multi")
+    assert multi["n_traces"] == 2 and seen.count("multi") == 1
     assert _request(server, "/api/v1/runs/page?limit=0")[0] == 400
     assert _request(server, "/api/v1/runs/page?after=nonsense")[0] == 400
 
