@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 
 from bench.history import build
+from collector.serve.ui import _details as details
 from collector.serve.ui import _reads as reads
 from scoring import ensure_verdict_schema
 
@@ -81,8 +82,8 @@ def measure(path: Path) -> dict[str, float]:
         "runs by attribute (--where)": lambda c: reads.runs_page(
             c, reads.RunFilter(where=(("service.name", "bench"),)), None, 50
         ),
-        "one run": lambda c: reads.run_detail(c, some_run),
-        "one task": lambda c: reads.task_detail(c, "task-7"),
+        "one run": lambda c: details.run_detail(c, some_run),
+        "one task": lambda c: details.task_detail(c, "task-7"),
     }
     found = {name: round(_time(read, connection), 1) for name, read in cases.items()}
     connection.close()

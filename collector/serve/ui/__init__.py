@@ -6,6 +6,7 @@ and the paged, indexed reads behind them: runs by filter, one run, one task, one
 Takes in: the `Services` the HTTP API reaches (the read connection, the specs, `--trace-url`).
 Hands on: routes added to the API's aiohttp application, under the same Host, Origin and token rules.
 
-Public: none; `collector.serve.server` adds the routes through `routes.add_ui_routes`.
-Private: `_reads` (the SQL), `routes` (the handlers and the static files).
+Public: `routes` (`UiRoutes`: the handlers and the static files), which `collector.serve.server` adds.
+Private: `_reads` (pages of runs, and what the other reads share), `_details` (a run, a task, a
+conversation).
 """

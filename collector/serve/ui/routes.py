@@ -19,6 +19,7 @@ from aiohttp import web
 
 from collector.serve._queries import QueryTimeout
 from collector.serve._services import Services
+from collector.serve.ui import _details as details
 from collector.serve.ui import _reads as reads
 from scoring.report.build import BUCKETS
 from scoring.spec.window import parse_where
@@ -158,7 +159,7 @@ class UiRoutes:
 
     async def run(self, request: web.Request) -> web.Response:
         run_id = self._required(request, "run")
-        found = await self._answer(lambda c: reads.run_detail(c, run_id))
+        found = await self._answer(lambda c: details.run_detail(c, run_id))
         if found is None:
             return _json({"error": f"no run {run_id!r} is stored"}, 404)
         return _json(found)
@@ -168,11 +169,11 @@ class UiRoutes:
         bucket = request.query.get("history_bucket") or "auto"
         if bucket != "auto" and bucket not in BUCKETS:
             raise _bad(f"history_bucket: expected auto, {', '.join(BUCKETS)}")
-        return _json(await self._answer(lambda c: reads.task_detail(c, task, bucket)))
+        return _json(await self._answer(lambda c: details.task_detail(c, task, bucket)))
 
     async def conversation(self, request: web.Request) -> web.Response:
         conversation_id = self._required(request, "conversation")
-        found = await self._answer(lambda c: reads.conversation_detail(c, conversation_id))
+        found = await self._answer(lambda c: details.conversation_detail(c, conversation_id))
         if found is None:
             return _json({"error": f"no conversation {conversation_id!r} is stored"}, 404)
         return _json(found)

@@ -166,7 +166,11 @@ async function runsPage(params) {
       h("span", {}, "run"), h("span", {}, "task"), h("span", {}, "verdicts"), h("span", {}, "service"),
       h("span", { class: "num" }, "duration"), h("span", { class: "num" }, "tools"), h("span", {}, "completed")),
       ...rows);
-    if (!page.runs.length) list.append(h("li", { class: "muted" }, "No run matches these filters yet."));
+    if (!page.runs.length) {
+      list.append(h("li", { class: "muted" }, page.next
+        ? "No run matches among the runs looked at so far: older ones may (older →)."
+        : "No run matches these filters yet."));
+    }
     const older = new URLSearchParams(params); older.set("after", page.next || "");
     const newest = new URLSearchParams(params); newest.delete("after");
     pager.replaceChildren(...[
