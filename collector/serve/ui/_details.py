@@ -9,6 +9,7 @@ groups holding them.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -84,6 +85,7 @@ def run_detail(cursor: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]
             "SELECT conversation_id, max(turn_index) FROM run_turns WHERE run_id = ? GROUP BY ALL", [run_id]
         ).fetchone()
         conversation = {"conversation_id": found[0], "turn_index": found[1]} if found else None
+    completed = datetime.fromisoformat(max(t["completed_at"] for t in traces).removesuffix("Z"))
     for t in traces:
         t["attributes"] = _json_value(t["attributes"])
         del t["min_seq"], t["max_seq"]
@@ -93,7 +95,7 @@ def run_detail(cursor: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]
         "conversation": conversation,
         "executions": executions,
         "requested_never_executed": unanswered,
-        "verdicts": latest_verdicts(cursor, [run_id]),
+        "verdicts": latest_verdicts(cursor, [run_id], completed_since=completed),
     }
 
 

@@ -74,7 +74,7 @@ def latest_verdicts(
     page of runs) its spec, label and reason only, without reading the verdicts' JSON."""
     if not run_ids or not has_table(cursor, "verdicts"):
         return []
-    columns = "verdict, scored_at" if whole else "run_id, spec, label, reason"
+    columns = "run_id, spec, " + ("verdict, scored_at" if whole else "label, reason")
 
     def read(ids: Sequence[str], since: datetime | None) -> list[tuple[Any, ...]]:
         recent = " AND scored_at >= ?" if since is not None else ""
@@ -85,7 +85,7 @@ def latest_verdicts(
             [*ids, *([since] if since is not None else [])],
         ).fetchall()
 
-    if whole or completed_since is None:
+    if completed_since is None:
         rows = read(run_ids, None)
     else:
         # A run's latest verdict was judged after its last completion: for a page of recent runs only the
@@ -101,7 +101,7 @@ def latest_verdicts(
             {"run_id": r, "spec": spec, "label": label, "reason": reason} for r, spec, label, reason in rows
         ]
     out = []
-    for text, scored_at in rows:
+    for _, _, text, scored_at in rows:
         verdict = json.loads(text)
         verdict["scored_at"] = iso(scored_at)
         out.append(verdict)
