@@ -52,8 +52,11 @@ def iso(value: Any) -> Any:
 
 
 def has_table(cursor: duckdb.DuckDBPyConnection, table: str) -> bool:
+    # The catalog functions: information_schema costs tens of milliseconds a look on a large file.
     row = cursor.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+        "SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = ?) "
+        "+ (SELECT count(*) FROM duckdb_views() WHERE view_name = ?)",
+        [table, table],
     ).fetchone()
     return bool(row and row[0])
 
@@ -89,9 +92,9 @@ def latest_verdicts(
         rows = read(run_ids, None)
     else:
         # A run's latest verdict was judged after its last completion: for a page of recent runs only the
-        # recent row groups of `verdicts` are read (a day's margin for clocks). Runs with none there
+        # recent row groups of `verdicts` are read (an hour's margin for clocks). Runs with none there
         # (not scored yet, or only an older version of them) are then looked up everywhere.
-        rows = read(run_ids, completed_since - timedelta(days=1))
+        rows = read(run_ids, completed_since - timedelta(hours=1))
         found = {r[0] for r in rows}
         missing = [r for r in run_ids if r not in found]
         if missing:
@@ -162,23 +165,30 @@ def _round(
 ) -> tuple[list[tuple[Any, ...]], set[str]]:
     """The next `rows` rows of `run_traces` newest first after `position`, and the ids of the runs each
     places (by their last completion)."""
-    keyset = ["(completed_at < ? OR (completed_at = ? AND run_id < ?))"] if position else []
-    where = " AND ".join([*clauses, *keyset]) or "true"
-    where_params = [
-        *params,
-        *([position.completed_at, position.completed_at, position.run_id] if position else []),
-    ]
-    # The round's oldest completion first, from the one timestamp column: bounded by it, the rows' ids are
-    # read only from the row groups holding the round (their min/max prune the others).
+    # Bounds on the completion alone (a timestamp column): DuckDB's per-row-group min/max prune by them.
+    # First the round's oldest completion, counting the rows of the position's own instant that come
+    # before it (already listed), then the round's rows, read only from the row groups holding them.
+    base = " AND ".join(clauses) or "true"
+    up_to, up_to_params = (" AND completed_at <= ?", [position.completed_at]) if position else ("", [])
+    listed = 0
+    if position is not None:
+        counted = cursor.execute(
+            f"SELECT count(*) FROM run_traces WHERE {base} AND completed_at = ? AND run_id >= ?",
+            [*params, position.completed_at, position.run_id],
+        ).fetchone()
+        listed = int(counted[0]) if counted else 0
     oldest = cursor.execute(
-        f"SELECT completed_at FROM run_traces WHERE {where} ORDER BY completed_at DESC LIMIT 1 OFFSET ?",
-        [*where_params, rows - 1],
+        f"SELECT completed_at FROM run_traces WHERE {base}{up_to} "
+        "ORDER BY completed_at DESC LIMIT 1 OFFSET ?",
+        [*params, *up_to_params, rows + listed - 1],
     ).fetchone()
-    bound = " AND completed_at >= ?" if oldest else ""
+    keyset = " AND (completed_at < ? OR (completed_at = ? AND run_id < ?))" if position else ""
+    keyset_params = [position.completed_at, position.completed_at, position.run_id] if position else []
+    bound, bound_params = (" AND completed_at >= ?", [oldest[0]]) if oldest else ("", [])
     found = cursor.execute(
-        f"SELECT {_ROW_COLUMNS} FROM run_traces WHERE {where}{bound} "
+        f"SELECT {_ROW_COLUMNS} FROM run_traces WHERE {base}{up_to}{keyset}{bound} "
         "ORDER BY completed_at DESC, run_id DESC LIMIT ?",
-        [*where_params, *([oldest[0]] if oldest else []), rows],
+        [*params, *up_to_params, *keyset_params, *bound_params, rows],
     ).fetchall()
     if not found:
         return [], set()

@@ -50,6 +50,15 @@ function when(iso) {
 const text = (value) => (value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value, null, 2));
 const badge = (label, title) => h("span", { class: `badge ${label || "none"}`, title }, label || "not scored");
 
+function throttled(action, ms) {
+  let waiting = false;
+  return () => {
+    if (waiting) return;
+    waiting = true;
+    setTimeout(() => { waiting = false; action(); }, ms);
+  };
+}
+
 // --- the API ---------------------------------------------------------------------------------------
 function headers() {
   const token = sessionStorage.getItem(TOKEN_KEY);
@@ -180,11 +189,8 @@ async function runsPage(params) {
     ].filter(Boolean));
   }
   await load(false);
-  let pending = null;
-  onVerdict = after ? null : () => {
-    clearTimeout(pending);
-    pending = setTimeout(() => load(true).catch(() => {}), 250); // one reload per burst of verdicts
-  };
+  // At most one reload a quarter second, however fast verdicts come (a steady stream still shows).
+  onVerdict = after ? null : throttled(() => load(true).catch(() => {}), 250);
 }
 function runRow(run, fresh) {
   const verdicts = run.verdicts.length
@@ -270,8 +276,8 @@ async function taskPage(task) {
     h("h2", {}, "Latency per tool (clean executions)"),
     tableOf(["tool", "n", "errored", "p50", "p95", "p99", "max"], detail.tool_latency.map((t) => [
       t.tool, t.n, t.n_errored, duration(t.p50_ms), duration(t.p95_ms), duration(t.p99_ms), duration(t.max_ms)])));
-  let pending = null;
-  onVerdict = (verdict) => { if (verdict.task === task) { clearTimeout(pending); pending = setTimeout(route, 500); } };
+  const reload = throttled(route, 1000);
+  onVerdict = (verdict) => { if (verdict.task === task) reload(); };
 }
 function historyChart(spec, points) {
   const chart = svg("svg", { class: "chart", viewBox: "0 0 400 100", preserveAspectRatio: "none", role: "img",
