@@ -72,10 +72,12 @@ def latest_verdicts(
     run_ids: Sequence[str],
     whole: bool = True,
     completed_since: datetime | None = None,
+    stored: bool | None = None,
 ) -> list[dict[str, Any]]:
     """The latest verdict of each (run, spec) of these runs: whole, as stored, or (`whole` false, for a
-    page of runs) its spec, label and reason only, without reading the verdicts' JSON."""
-    if not run_ids or not has_table(cursor, "verdicts"):
+    page of runs) its spec, label and reason only, without reading the verdicts' JSON. `stored`: whether
+    the verdicts table exists, when the caller knows."""
+    if not run_ids or not (has_table(cursor, "verdicts") if stored is None else stored):
         return []
     columns = "run_id, spec, " + ("verdict, scored_at" if whole else "label, reason")
 
@@ -242,6 +244,7 @@ def runs_page(
     if chosen.since is not None:  # a run that started after `since` has every trace start after it
         clauses.append("start_time >= ?")
         params.append(chosen.since)
+    scored = has_table(cursor, "verdicts")  # once a page, not once a round
     kept: list[tuple[Any, ...]] = []
     labels: dict[str, list[dict[str, Any]]] = {}
     position, scanned_to = after, None
@@ -250,7 +253,9 @@ def runs_page(
         rows, places = _round(cursor, clauses, params, position, wanted)
         placed = [r for r in rows if r[0] in places and _in_window(chosen, r)]
         earliest = min((r[_COMPLETED] for r in placed), default=None)
-        for verdict in latest_verdicts(cursor, [r[0] for r in placed], whole=False, completed_since=earliest):
+        for verdict in latest_verdicts(
+            cursor, [r[0] for r in placed], whole=False, completed_since=earliest, stored=scored
+        ):
             labels.setdefault(verdict.pop("run_id"), []).append(verdict)
         seen = {r[0] for r in kept}
         for run in placed:

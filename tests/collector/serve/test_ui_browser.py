@@ -217,6 +217,7 @@ def test_the_live_ui_end_to_end(setup: Setup) -> None:
     text = browser.evaluate("document.getElementById('view').innerText")
     assert f"{task['pass_rate'] * 100:.1f} %" in text and "get_weather" in text
     _check_layout(browser, "task", 400)
+    _check_layout(browser, "task", 1280)
 
     # Live: a run sent over OTLP while the runs page is open appears without a reload.
     browser.evaluate("location.hash = '#/'")
