@@ -255,11 +255,16 @@ function executionCard(e, index, failing) {
       fact("answers", e.request_span_id ? `request in span ${e.request_span_id}, round ${e.request_round}, call ${e.request_position + 1}` : "no recorded request"),
       fact("started", when(e.start_time))));
 }
+// A figure with its unit, right-aligned in a table as numbers are.
+const N = (text) => ({ figure: text });
+const isFigure = (cell) => typeof cell === "number" || (cell !== null && typeof cell === "object" && "figure" in cell);
 function tableOf(columns, rows, rowClasses) {
+  const figures = columns.map((_, j) => rows.length > 0 && rows.every((cells) => isFigure(cells[j])));
   return h("div", { class: "table-wrap" }, h("table", { class: "stack" },
-    h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, columns.map((c, j) => h("th", { scope: "col", class: figures[j] ? "num" : null }, c)))),
     h("tbody", {}, rows.map((cells, i) => h("tr", { class: rowClasses ? rowClasses[i] || null : null },
-      cells.map((cell, j) => h("td", { "data-label": columns[j] || "ok", class: typeof cell === "number" ? "num" : null }, cell)))))));
+      cells.map((cell, j) => h("td", { "data-label": columns[j] || "ok", class: isFigure(cell) ? "num" : null },
+        isFigure(cell) && typeof cell === "object" ? cell.figure : cell)))))));
 }
 
 // --- a task ----------------------------------------------------------------------------------------
@@ -269,13 +274,13 @@ async function taskPage(task) {
     h("p", {}, h("a", { href: `#/?task=${encodeURIComponent(task)}` }, "its runs")),
     h("h2", {}, "Pass rates"),
     tableOf(["spec", "runs", "pass rate", "pass@k", "pass^k", "k", "p50", "p95", "p99"], results.map((r) => [
-      r.spec, r.n_runs, percent(r.pass_rate), percent(r.pass_at_k), percent(r.pass_hat_k), r.k,
-      duration(r.execution_latency?.p50_ms), duration(r.execution_latency?.p95_ms), duration(r.execution_latency?.p99_ms)])),
+      r.spec, r.n_runs, N(percent(r.pass_rate)), N(percent(r.pass_at_k)), N(percent(r.pass_hat_k)), r.k,
+      N(duration(r.execution_latency?.p50_ms)), N(duration(r.execution_latency?.p95_ms)), N(duration(r.execution_latency?.p99_ms))])),
     h("h2", {}, `Pass rate over time (per ${detail.history_bucket})`),
     h("div", {}, detail.specs.map((spec) => historyChart(spec, detail.history.filter((p) => p.spec === spec)))),
     h("h2", {}, "Latency per tool (clean executions)"),
     tableOf(["tool", "n", "errored", "p50", "p95", "p99", "max"], detail.tool_latency.map((t) => [
-      t.tool, t.n, t.n_errored, duration(t.p50_ms), duration(t.p95_ms), duration(t.p99_ms), duration(t.max_ms)])));
+      t.tool, t.n, t.n_errored, N(duration(t.p50_ms)), N(duration(t.p95_ms)), N(duration(t.p99_ms)), N(duration(t.max_ms))])));
   const reload = throttled(route, 1000);
   onVerdict = (verdict) => { if (verdict.task === task) reload(); };
 }
