@@ -27,11 +27,13 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from tests._cdp import Browser, chromium
 from tests._otel import exporter
 from tests._server import ServeProcess
+from tests.collector.serve.test_ui_api import CONVERSATION_SPEC, _conversation
 from tests.scoring.report.test_report_html import BATCH_1, SPECS, Run, _emit
 
 TOKEN = "ui-test-token"
 TRACE_URL = "https://tracing.example/trace/{trace_id}"
 DOCS = Path(__file__).resolve().parents[3] / "docs"
+N_RUNS = len(BATCH_1) + 2  # and the conversation's two turns
 LATE_RUN: list[Run] = [("weather", "w9-late", [("get_weather", {"city": "Oslo"}, 22, False)], [])]
 
 # Every piece of visible text as boxes; the page's sideways overflow and the pairs of boxes that overlap.
@@ -76,12 +78,14 @@ def _get(server: ServeProcess, path: str) -> Any:
         return json.loads(response.read())
 
 
-def _send(server: ServeProcess, runs: list[Run], version: str) -> None:
+def _send(server: ServeProcess, runs: list[Run], version: str, conversation: bool = False) -> None:
     tp = TracerProvider(resource=Resource.create({"service.name": "shop-agent", "service.version": version}))
     tp.add_span_processor(
         BatchSpanProcessor(exporter(server, "grpc", headers={"authorization": f"Bearer {TOKEN}"}))
     )
     _emit(tp.get_tracer("tests"), runs)
+    if conversation:  # two turns, `chat-1` and `chat-2`, judged together by the spec `chat`
+        _conversation(tp)
     tp.shutdown()
 
 
@@ -110,7 +114,7 @@ class Setup:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     chromium()  # skips here when no Chromium is installed
     directory = tmp_path_factory.mktemp("ui")
-    (directory / "specs.yaml").write_text(SPECS)
+    (directory / "specs.yaml").write_text(SPECS + CONVERSATION_SPEC)
     server = ServeProcess(
         directory / "t.duckdb",
         extra_args=(
@@ -124,8 +128,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     ).start()
     browser = None
     try:
-        _send(server, BATCH_1, "1.4")
-        verdicts = _wait_verdicts(server, len(BATCH_1))
+        _send(server, BATCH_1, "1.4", conversation=True)
+        verdicts = _wait_verdicts(server, len(BATCH_1) + 1)  # and the conversation's
         browser = Browser(directory / "profile")
         yield Setup(server, browser, verdicts)
     finally:
@@ -156,7 +160,7 @@ def test_the_live_ui_end_to_end(setup: Setup) -> None:
     browser.evaluate("document.getElementById('token-input').focus()")
     browser.type_text(TOKEN)
     browser.press("Enter", 13, "\r")
-    browser.wait_for(f"document.querySelectorAll('a.row').length === {len(BATCH_1)}")
+    browser.wait_for(f"document.querySelectorAll('a.row').length === {N_RUNS}")
     assert TOKEN not in browser.evaluate("location.href")
     assert browser.evaluate("sessionStorage.getItem('tracescore.token')") == TOKEN
     assert _rows(browser) == [r["run_id"] for r in _get(server, "/api/v1/runs/page")["runs"]]
@@ -219,9 +223,20 @@ def test_the_live_ui_end_to_end(setup: Setup) -> None:
     _check_layout(browser, "task", 400)
     _check_layout(browser, "task", 1280)
 
+    # A conversation: its turns in order, each with its per-turn result and reason.
+    conversation = next(v for v in setup.verdicts if v.get("conversation_id") == "conv-1")
+    browser.evaluate("location.hash = '#/conversation/conv-1'")
+    browser.wait_for("document.body.dataset.ready === '#/conversation/conv-1'")
+    text = browser.evaluate("document.getElementById('view').innerText")
+    assert conversation["reason"] in text and "chat-1" in text and "chat-2" in text
+    failed_turn = next(t for t in conversation["turns"] if not t["passed"])
+    row = browser.evaluate("[...document.querySelectorAll('tr.unsatisfied')].map(r => r.innerText).join('|')")
+    assert failed_turn["run_id"] in row and failed_turn["reason"] in row
+    _check_layout(browser, "conversation", 400)
+
     # Live: a run sent over OTLP while the runs page is open appears without a reload.
     browser.evaluate("location.hash = '#/'")
-    shown = f"document.querySelectorAll('a.row').length === {len(BATCH_1)}"
+    shown = f"document.querySelectorAll('a.row').length === {N_RUNS}"
     browser.wait_for(f"document.body.dataset.ready === '#/' && {shown}")
     browser.wait_for("document.getElementById('live').textContent === 'live'")
     browser.evaluate("window.__not_reloaded = true")
