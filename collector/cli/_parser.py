@@ -17,6 +17,7 @@ from collector.cli import _parser_ci as ci
 from collector.cli._parser_clickhouse import clickhouse_arguments, iso_time
 from collector.cli._parser_compare import compare_parser, diff_parser
 from collector.cli._parser_demo import demo_parser
+from collector.cli._parser_links import _template as trace_url_template
 from collector.cli._parser_links import trace_url_argument
 from collector.cli._parser_selection import selection_arguments
 from collector.cli._parser_spec import spec_parser
@@ -119,6 +120,14 @@ def _serve_parser(sub: Subparsers) -> None:
         type=ci.positive_seconds,
         metavar="SECONDS",
         help=f"seconds between exports to --export-dir (default 300; {env['export_every']})",
+    )
+    p.add_argument(
+        "--trace-url",
+        dest="trace_url",
+        type=trace_url_template,
+        metavar="TEMPLATE",
+        help="link each run's trace in the live UI to your tracing UI: a URL with {trace_id}, e.g. "
+        f"'https://jaeger.example/trace/{{trace_id}}' (docs/ui.md; {env['trace_url']})",
     )
     p.add_argument(
         "--grace-seconds",

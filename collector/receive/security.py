@@ -23,8 +23,11 @@ from urllib.parse import urlsplit
 import grpc
 from aiohttp import web
 
-# Liveness and readiness answer without a token: orchestrators probe them without credentials.
-_OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+# Liveness and readiness answer without a token: orchestrators probe them without credentials. The live
+# UI's pages (`/`, `/ui/…`, docs/ui.md) hold no data: a browser loads them without the token, which they
+# then send with every read of the API.
+_OPEN_PATHS = frozenset({"/healthz", "/readyz", "/"})
+_OPEN_PREFIX = "/ui/"
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -111,7 +114,8 @@ def http_middleware(security: Security, bound_hosts: frozenset[str]) -> Any:
                 {"error": "requests from another site's web page are not allowed (Origin refused)"},
                 status=403,
             )
-        if request.path not in _OPEN_PATHS and not security.token_ok(request.headers.get("Authorization")):
+        open_path = request.path in _OPEN_PATHS or request.path.startswith(_OPEN_PREFIX)
+        if not open_path and not security.token_ok(request.headers.get("Authorization")):
             return web.json_response(
                 {"error": "missing or wrong bearer token"}, status=401, headers={"WWW-Authenticate": "Bearer"}
             )

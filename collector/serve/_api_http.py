@@ -105,6 +105,8 @@ class HttpApi:
         connection = self._services.connection
         return await self._lanes.read(lambda: queries.with_cursor(connection, read, timeout_s))
 
+    read = _read  # the live UI's reads (collector/serve/ui/routes.py) take the same lane
+
     async def _work(self, work: Callable[[Any], Any], timeout_s: float) -> Any:
         """Scoring and reports on demand (minutes at most): asyncio's default threads."""
         return await asyncio.to_thread(queries.with_cursor, self._services.connection, work, timeout_s)

@@ -447,6 +447,89 @@ OPENAPI: dict[str, Any] = {
                 },
             }
         },
+        # The live UI's reads (docs/ui.md); each needs the token as the rest of the API does.
+        "/api/v1/ui": {
+            "get": {
+                "summary": "what the live UI needs once: the --trace-url template and the specs in force",
+                "responses": {
+                    "200": _ok(
+                        "settings",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "trace_url": {"type": ["string", "null"]},
+                                "specs": {"type": "array", "items": {"type": "string"}},
+                            },
+                        },
+                    )
+                },
+            }
+        },
+        "/api/v1/runs/page": {
+            "get": {
+                "summary": "one page of runs, newest completion first, each with its latest label per spec; "
+                "`next` is the `after` of the following page (null on the last)",
+                "parameters": [
+                    _param("task", "task id"),
+                    _param("spec", "runs with a verdict of this spec"),
+                    _param(
+                        "label", "pass, fail or error: the latest verdict's (of `spec`, else of any spec)"
+                    ),
+                    _param("service", "service.name"),
+                    _param("version", "service.version (as where=service.version=VALUE)"),
+                    _param("where", "KEY=VALUE, repeatable: as --where"),
+                    _param("since", "runs that started at or after (ISO 8601)"),
+                    _param("until", "runs that started before (ISO 8601)"),
+                    _param("after", "the `next` of the page before"),
+                    _param("limit", "runs per page, 1 to 200 (default 50)", {"type": "integer"}),
+                ],
+                "responses": {
+                    "200": _ok(
+                        "a page",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "runs": {"type": "array", "items": {"type": "object"}},
+                                "next": {"type": ["string", "null"]},
+                            },
+                        },
+                    ),
+                    "400": _ERROR,
+                    "504": _ERROR,
+                },
+            }
+        },
+        "/api/v1/run": {
+            "get": {
+                "summary": "one run: its traces, executions in order with the request each answers, requests "
+                "never executed, and its latest verdict per spec",
+                "parameters": [{**_param("run", "run id"), "required": True}],
+                "responses": {"200": _ok("the run", {"type": "object"}), "400": _ERROR, "404": _ERROR},
+            }
+        },
+        "/api/v1/task": {
+            "get": {
+                "summary": "one task's pass rate over time per spec and its tools' clean latency (the "
+                "report's `history` and `latency`, from stored verdicts)",
+                "parameters": [
+                    {**_param("task", "task id"), "required": True},
+                    _param("history_bucket", "auto, or a bucket of `tracescore report --history-bucket`"),
+                ],
+                "responses": {"200": _ok("the task", {"type": "object"}), "400": _ERROR},
+            }
+        },
+        "/api/v1/conversation": {
+            "get": {
+                "summary": "one conversation: its turns in order with their verdicts, and its own verdicts "
+                "(per-turn results)",
+                "parameters": [{**_param("conversation", "conversation id"), "required": True}],
+                "responses": {
+                    "200": _ok("the conversation", {"type": "object"}),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
         "/api/v1/score": {
             "post": {
                 "summary": "score complete runs against the given specs (as `tracescore score`)",

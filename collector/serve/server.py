@@ -42,6 +42,7 @@ from collector.serve._verdict_writes import VerdictWrites
 from collector.serve.memory import MIB, MemoryGuard, budget, intake_bytes, sizes, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
+from collector.serve.ui.routes import UiRoutes
 from collector.store.acknowledged import Acknowledgements
 from collector.store.database import open_writer
 from collector.store.memory_settings import apply_memory_settings
@@ -264,7 +265,9 @@ async def start(settings: ServeSettings) -> Running:
         app = build_app(
             ingest, settings.max_request_bytes, [http_middleware(security, bound_hosts)], timeouts
         )
-        HttpApi(services).routes(app)
+        api = HttpApi(services)
+        api.routes(app)
+        UiRoutes(services, api.read, settings.trace_url or None).add(app)  # the live UI (docs/ui.md)
         try:
             http_runner, http_port = await start_http(
                 app, settings.http.host, settings.http.port, security.http_ssl_context(), timeouts

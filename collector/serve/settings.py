@@ -140,6 +140,8 @@ class ServeSettings:
     # History out as Parquet while serving (docs/export.md, "Continuous export"); None: not at all.
     export_dir: Path | None = None
     export_every: float = 300.0
+    # The live UI links each run's trace to the user's tracing UI: a URL with {trace_id} (docs/ui.md).
+    trace_url: str = ""
     log_format: str = "auto"
     log_level: str = "info"
     # The YAML file the settings were read from, if any (shown in logs and by `tracescore doctor`).
@@ -195,6 +197,12 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 _protocol = _choice("grpc", "http/protobuf")
 LOG_FORMATS = ("auto", "text", "json")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _trace_url(text: str) -> str:
+    if "{trace_id}" not in text:
+        raise ValueError(f"expected a URL with {{trace_id}} where the trace id goes, got {text!r}")
+    return text
 
 
 def _log_level(text: str) -> str:
@@ -394,6 +402,13 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
         _positive_float,
         "seconds between exports to --export-dir",
         "300",
+    ),
+    Setting(
+        "trace_url",
+        "TRACESCORE_TRACE_URL",
+        _trace_url,
+        "where the live UI links each run's trace: a URL with {trace_id} in place of the trace id",
+        "https://jaeger.example/trace/{trace_id}",
     ),
     Setting(
         "log_format",
