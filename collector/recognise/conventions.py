@@ -16,6 +16,8 @@ from collector.recognise._content import (
     unwrap_bound_call,
     unwrap_traceloop,
 )
+from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
+from collector.recognise._logfire import function_error, is_logfire_function
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -279,6 +281,20 @@ def _haystack(span: Span) -> _Content | None:
     )
 
 
+# Pydantic Logfire's tool call of the OpenAI Agents SDK, `Function: {name}` (collector/recognise/_logfire.py).
+def _logfire(span: Span) -> _Content | None:
+    if not is_logfire_function(span):
+        return None
+    attrs = span.attributes
+    return _Content(
+        "logfire",
+        str(attrs["name"]),
+        parse_arguments(attrs.get("input")),
+        parse_result(attrs.get("output")),
+        None,
+    )
+
+
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
 ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
@@ -288,6 +304,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _openinference,
     _vercel_ai,
     _haystack,
+    _logfire,
 )
 
 
@@ -306,6 +323,7 @@ _DISCRIMINATORS = frozenset(
         "mcp.method.name",
         "ai.operationId",
         "haystack.tool.name",
+        LOGFIRE_TEMPLATE,
     }
 )
 
@@ -373,6 +391,8 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             error_message = _text(attrs, "logfire.msg")
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
+        if error_message is None and content.convention == "logfire":
+            error_message = function_error(attrs)
     return ToolExecution(
         trace_id=span.trace_id,
         span_id=span.span_id,

@@ -22,6 +22,8 @@ from typing import Any
 
 from collector.model.domain import Span, ToolRequest
 from collector.recognise._content import load_json_text, parse_arguments
+from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
+from collector.recognise._logfire import requested_calls as logfire_calls
 
 _OPENINFERENCE = re.compile(
     r"llm\.output_messages\.(\d+)\.message\.(?:tool_calls|contents)\.(\d+)\."
@@ -335,6 +337,10 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         strands = _strands_calls(span)
         if strands:
             return [_request(span, position, call, "strands") for position, call in enumerate(strands)]
+    if LOGFIRE_TEMPLATE in attrs:  # Pydantic Logfire's own shapes (collector/recognise/_logfire.py)
+        logfire = logfire_calls(span)
+        if logfire:
+            return [_request(span, position, call, "logfire") for position, call in enumerate(logfire)]
     # One pass over the keys for both flattened encodings (this runs for every span).
     openinference = openllmetry = False
     for key in attrs:

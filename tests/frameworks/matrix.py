@@ -289,6 +289,11 @@ CELLS: tuple[Cell, ...] = (
         ("--instrumentation", "openllmetry"),
         "openai-agents-openllmetry",
     ),
+    # Pydantic Logfire as a team runs it, with one more span processor exporting to tracescore.
+    *(
+        Cell(f"{framework}-logfire", "drive_logfire.py", ("--framework", framework), f"logfire-{framework}")
+        for framework in ("openai-agents", "pydantic-ai")
+    ),
 )
 
 BY_NAME = {cell.name: cell for cell in CELLS}
