@@ -248,6 +248,16 @@ def _crewai_coworker(span: Span) -> str | None:
     return coworker.strip() or None
 
 
+# The OTel GenAI `create_agent` operation (gen-ai-agent-spans.md, "Create agent span") builds an agent and
+# runs nothing. OpenLLMetry's LangChain instrumentation (0.62.4) and OpenLIT's (1.45) open one, in a trace
+# of its own, each time LangGraph compiles an agent graph (`create_react_agent`, `create_agent`).
+_SETUP_OPERATIONS = frozenset({"create_agent"})
+
+
+def is_setup_span(span: Span) -> bool:
+    return span.attributes.get("gen_ai.operation.name") in _SETUP_OPERATIONS
+
+
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
     graph_depth, graph_name = _langgraph_nesting(span)
@@ -266,6 +276,7 @@ def span_node(span: Span) -> SpanNode:
             graph_depth=graph_depth,
             graph_name=graph_name,
             delegates_to=_crewai_coworker(span),
+            setup=is_setup_span(span),
         )
     agent = None
     if is_agent_span(span):
@@ -286,4 +297,5 @@ def span_node(span: Span) -> SpanNode:
         inner_run_id=_first_text(attrs, ("gcp.vertex.agent.invocation_id",)) if agent is None else None,
         graph_depth=graph_depth,
         graph_name=graph_name,
+        setup=is_setup_span(span),
     )
