@@ -149,6 +149,13 @@ def _adk_v1_invocation(span: Span) -> bool:
     return span.resource.scope_name == _ADK_SCOPE and span.name == _ADK_V1_INVOCATION
 
 
+def _unmarked_workflow(span: Span) -> bool:
+    """A workflow span that lost its operation: OpenLIT's LangGraph instrumentation (openlit 1.45) sets
+    `gen_ai.operation.name = invoke_workflow` only when the graph returns, so the span of a graph that
+    raised has the span name `invoke_workflow {gen_ai.workflow.name}` and the workflow name alone."""
+    return span.name.startswith("invoke_workflow ") and "gen_ai.workflow.name" in span.attributes
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
@@ -167,6 +174,7 @@ def is_agent_span(span: Span) -> bool:
         return True
     return (
         attrs.get("gen_ai.operation.name") in ("invoke_agent", _WORKFLOW_OPERATION)
+        or _unmarked_workflow(span)
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2

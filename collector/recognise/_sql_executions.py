@@ -29,6 +29,10 @@ _TRACELOOP_UNWRAPPED = (
     "opentelemetry.instrumentation.langchain",
     "opentelemetry.instrumentation.mcp.instrumentation",
 )
+# OpenLIT's LangChain tool spans: a raising tool's run id and the ToolMessage's `str()` (`_openlit.py`).
+_OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
+# Pydantic Logfire's tool span of the OpenAI Agents SDK (`_logfire.py`).
+_LOGFIRE_FUNCTION = "Function: {name}"
 _STRANDS_EVENTS = ("gen_ai.client.inference.operation.details", "gen_ai.tool.message", "gen_ai.choice")
 
 
@@ -55,6 +59,7 @@ _ANY_ENTRY = " OR ".join(
 OWNER = f"""
 CASE
     WHEN nulls THEN 'python'
+    WHEN {equals("logfire.msg_template", _LOGFIRE_FUNCTION)} THEN 'python'
     WHEN NOT ({_ANY_ENTRY}) THEN NULL
     WHEN {ODD} THEN 'python'
     WHEN {equals("mcp.method.name", "tools/call")} THEN 'python'
@@ -62,6 +67,9 @@ CASE
         CASE WHEN scope_name IN ({_quoted(_TRACELOOP_UNWRAPPED)}) THEN 'python' ELSE 'traceloop' END
     WHEN {_GENAI_ENTRY} THEN
         CASE WHEN scope_name IN ('{_ADK_SCOPE}', '{_STRANDS_SCOPE}') THEN 'python'
+             WHEN scope_name = '{_OPENLIT_LANGCHAIN_SCOPE}' THEN 'python'
+             WHEN {is_string(attr("gen_ai.tool.call.result"))}
+                  AND starts_with({attr("gen_ai.tool.call.result")} ->> '$', 'content=') THEN 'python'
              WHEN {present("gen_ai.tool.call.arguments")} THEN 'gen_ai'
              WHEN {present("gcp.vertex.agent.tool_call_args")} THEN 'python'
              WHEN {present("openinference.span.kind")} THEN 'python'

@@ -18,6 +18,7 @@ from collector.recognise._content import (
 )
 from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
 from collector.recognise._logfire import function_error, is_logfire_function
+from collector.recognise._openlit import model_call_id, tool_message_content
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -99,6 +100,7 @@ def _genai(span: Span) -> _Content | None:
     if call_id == ADK_NOT_SPECIFIED:  # ADK's placeholder
         call_id = None
     scope = span.resource.scope_name
+    call_id = model_call_id(call_id, scope)  # OpenLIT's LangChain run id on a tool that raised
     adk = scope == ADK_SCOPE
     if "gen_ai.tool.call.arguments" in attrs:
         convention, args_value = "gen_ai", attrs["gen_ai.tool.call.arguments"]
@@ -134,6 +136,7 @@ def _genai(span: Span) -> _Content | None:
         return _Content("strands", name or "", arguments, result, call_id or event_call_id)
     else:
         convention, args_value, result = "gen_ai", None, attrs.get("gen_ai.tool.call.result")
+    result = tool_message_content(result)  # `str()` of a LangChain ToolMessage (OpenLIT)
     return _Content(convention, name or "", parse_arguments(args_value), parse_result(result), call_id)
 
 

@@ -172,6 +172,15 @@ CELLS: tuple[Cell, ...] = (
         )
         for shape in ("react", "stategraph", "create_agent")
     ),
+    *(
+        Cell(
+            f"langgraph-{shape}-openlit",
+            "drive_langgraph.py",
+            ("--shape", shape, "--instrumentation", "openlit"),
+            "langchain-openlit",
+        )
+        for shape in ("react", "create_agent")
+    ),
     Cell("crewai-openinference", "drive_crewai.py", ("--mode", "wrappers"), "crewai-openinference"),
     Cell("crewai-openinference-events", "drive_crewai.py", ("--mode", "events"), "crewai-openinference"),
     Cell(
