@@ -26,6 +26,7 @@ AGENT_TOOL_KEYS = (
     "gen_ai.tool.name",
     "gen_ai.output.messages",
     "gen_ai.agent.name",
+    "gen_ai.workflow.name",
     "openinference.span.kind",
     "traceloop.span.kind",
     "mcp.method.name",
@@ -47,6 +48,7 @@ AGENT_TOOL_SPAN_NAMES = (
     "haystack.agent.run",
     "haystack.agent.step.llm",
     "invocation",
+    "Function: {name}",  # Pydantic Logfire's tool call of the OpenAI Agents SDK (its name is the template)
 )
 # Flattened message encodings: the keys carry an index (`llm.output_messages.0.message.tool_calls…`).
 AGENT_TOOL_KEY_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")

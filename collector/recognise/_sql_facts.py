@@ -53,6 +53,7 @@ KEYS = (
     "pydantic_ai.tool.failure_stage",
     "error.type",
     "logfire.msg",
+    "logfire.msg_template",
 )
 
 # Attributes read as text (Python's `_text`: `str(value)` unless absent or empty). `str()` of an integer
