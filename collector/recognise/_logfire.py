@@ -33,14 +33,26 @@ from __future__ import annotations
 from typing import Any
 
 from collector.model.domain import Span
-from collector.recognise._content import load_json_text
+from collector.recognise._adapted import Content
+from collector.recognise._content import load_json_text, parse_arguments, parse_result
 
 TEMPLATE = "logfire.msg_template"
 FUNCTION_TEMPLATE = "Function: {name}"
 
 
-def is_logfire_function(span: Span) -> bool:
-    return span.attributes.get(TEMPLATE) == FUNCTION_TEMPLATE and isinstance(span.attributes.get("name"), str)
+def logfire_function(span: Span) -> Content | None:
+    """The adapter of convention `logfire` (collector/recognise/conventions.py): a `Function: {name}` span."""
+    attrs = span.attributes
+    if attrs.get(TEMPLATE) != FUNCTION_TEMPLATE or not isinstance(attrs.get("name"), str):
+        return None
+    return Content(
+        "logfire",
+        attrs["name"],
+        parse_arguments(attrs.get("input")),
+        parse_result(attrs.get("output")),
+        None,
+        error_message=function_error(attrs),
+    )
 
 
 def function_error(attrs: dict[str, Any]) -> str | None:

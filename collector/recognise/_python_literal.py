@@ -52,8 +52,8 @@ def _check(node: ast.expr, depth: int) -> None:
                 raise NotALiteral("a dict unpacking")
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 raise NotALiteral("a dict key that is not a string")
-        for value in node.values:
-            _check(value, depth + 1)
+        for item in node.values:
+            _check(item, depth + 1)
         return
     if isinstance(node, (ast.List, ast.Tuple)):
         for element in node.elts:

@@ -6,10 +6,10 @@ Sources for every attribute key: ../shared/reference/tool-span-conventions.md (c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
+from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, Span, ToolExecution
+from collector.recognise._adapted import Content as _Content
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
@@ -17,7 +17,7 @@ from collector.recognise._content import (
     unwrap_traceloop,
 )
 from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
-from collector.recognise._logfire import function_error, is_logfire_function
+from collector.recognise._logfire import logfire_function
 from collector.recognise._openlit import model_call_id, tool_message_content
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
@@ -60,18 +60,6 @@ _PYDANTIC_DEFERRALS = {"ApprovalRequired": "confirmation", "CallDeferred": "exte
 # After parallel calls ADK adds an `execute_tool (merged)` span for its dev UI. It re-records calls whose own
 # execute_tool spans are already there; taken as an execution it would be a tool nobody called.
 _ADK_MERGED_TOOLS = "(merged tools)"
-
-
-@dataclass(frozen=True, slots=True)
-class _Content:
-    """The convention-specific part of an execution: which name, arguments, result and call id."""
-
-    convention: str
-    tool_name: str
-    arguments: Arguments
-    result: Any
-    call_id: str | None
-    kind: str = TOOL
 
 
 def _text(attrs: dict[str, Any], *keys: str) -> str | None:
@@ -284,20 +272,6 @@ def _haystack(span: Span) -> _Content | None:
     )
 
 
-# Pydantic Logfire's tool call of the OpenAI Agents SDK, `Function: {name}` (collector/recognise/_logfire.py).
-def _logfire(span: Span) -> _Content | None:
-    if not is_logfire_function(span):
-        return None
-    attrs = span.attributes
-    return _Content(
-        "logfire",
-        str(attrs["name"]),
-        parse_arguments(attrs.get("input")),
-        parse_result(attrs.get("output")),
-        None,
-    )
-
-
 # Priority order: MCP before GenAI because MCP spans may also carry gen_ai.operation.name=execute_tool
 # but name their call id differently; Traceloop before GenAI because its openai-agents spans carry both.
 ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
@@ -307,7 +281,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _openinference,
     _vercel_ai,
     _haystack,
-    _logfire,
+    logfire_function,
 )
 
 
@@ -394,8 +368,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             error_message = _text(attrs, "logfire.msg")
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
-        if error_message is None and content.convention == "logfire":
-            error_message = function_error(attrs)
+        error_message = error_message or content.error_message
     return ToolExecution(
         trace_id=span.trace_id,
         span_id=span.span_id,

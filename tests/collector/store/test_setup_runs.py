@@ -80,12 +80,14 @@ def test_a_set_up_span_above_a_tool_call_still_makes_a_run(tmp_path: Path, serve
     """Only set-up: a tool executed under a `create_agent` span is evidence, and its trace a run."""
     tp = provider(server, "http", service="setup-runs")
     tracer = tp.get_tracer("test")
-    with tracer.start_as_current_span("create_agent x", attributes={"gen_ai.operation.name": "create_agent"}):
-        with tracer.start_as_current_span(
+    with (
+        tracer.start_as_current_span("create_agent x", attributes={"gen_ai.operation.name": "create_agent"}),
+        tracer.start_as_current_span(
             "execute_tool probe",
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "probe"},
-        ):
-            pass
+        ),
+    ):
+        pass
     tp.shutdown()
     assert server.stop() == 0, server.log()
     assert stored_rows(server, "SELECT n_executions FROM runs") == [{"n_executions": 1}]

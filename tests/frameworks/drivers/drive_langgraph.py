@@ -1,4 +1,5 @@
-"""LangGraph and LangChain through the shared scenario, with OpenInference's, OpenLLMetry's or OpenLIT's instrumentation.
+"""LangGraph and LangChain through the shared scenario, with OpenInference's, OpenLLMetry's or OpenLIT's
+instrumentation.
 
 Shapes (`--shape`): `react` is LangGraph's prebuilt ReAct agent (`langgraph.prebuilt.create_react_agent`),
 `stategraph` a hand-built `StateGraph` with a `ToolNode`, `create_agent` LangChain 1.x's
@@ -73,9 +74,8 @@ def _instrument(name: str, harness: Harness) -> None:
         from opentelemetry import trace
 
         trace.set_tracer_provider(harness.provider)
-        prices = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        json.dump({}, prices)
-        prices.close()
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as prices:
+            json.dump({}, prices)
         openlit.init(
             application_name=harness.cell, disable_metrics=True, disable_events=True, pricing_json=prices.name
         )
