@@ -48,7 +48,9 @@ AGENT_TOOL_SPAN_NAMES = (
     "haystack.agent.run",
     "haystack.agent.step.llm",
     "invocation",
-    "Function: {name}",  # Pydantic Logfire's tool call of the OpenAI Agents SDK (its name is the template)
+    # Pydantic Logfire's tool call and agent of the OpenAI Agents SDK (a span's name is its template).
+    "Function: {name}",
+    "Agent run: {name!r}",
 )
 # Flattened message encodings: the keys carry an index (`llm.output_messages.0.message.tool_calls…`).
 AGENT_TOOL_KEY_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")

@@ -156,6 +156,16 @@ def _unmarked_workflow(span: Span) -> bool:
     return span.name.startswith("invoke_workflow ") and "gen_ai.workflow.name" in span.attributes
 
 
+# Pydantic Logfire's span of the OpenAI Agents SDK's `AgentSpanData` (logfire 5.4.0,
+# `integrations/openai_agents.py`): template `Agent run: {name!r}`, the agent's name in `name`.
+_LOGFIRE_AGENT_TEMPLATE = "Agent run: {name!r}"
+
+
+def _logfire_agent(span: Span) -> bool:
+    attrs = span.attributes
+    return attrs.get("logfire.msg_template") == _LOGFIRE_AGENT_TEMPLATE and isinstance(attrs.get("name"), str)
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
@@ -175,6 +185,7 @@ def is_agent_span(span: Span) -> bool:
     return (
         attrs.get("gen_ai.operation.name") in ("invoke_agent", _WORKFLOW_OPERATION)
         or _unmarked_workflow(span)
+        or _logfire_agent(span)
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2
@@ -183,7 +194,7 @@ def is_agent_span(span: Span) -> bool:
 
 def _agent_run_id(span: Span) -> str | None:
     run_id = _first_text(span.attributes, _AGENT_RUN_ID_KEYS)
-    if run_id is None and span.resource.scope_name in _OPENAI_AGENTS_SCOPES:
+    if run_id is None and (span.resource.scope_name in _OPENAI_AGENTS_SCOPES or _logfire_agent(span)):
         # No run id is exported; one SDK trace is one workflow, so the agents a handoff chains (siblings
         # under the workflow) stay one run.
         return span.trace_id
@@ -209,6 +220,8 @@ def _agent_name(span: Span) -> str:
     name = _first_text(span.attributes, _AGENT_NAME_KEYS)
     if name:
         return name
+    if _logfire_agent(span):
+        return str(span.attributes["name"])
     for prefix in ("invoke_agent ", "invoke_workflow ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
