@@ -27,6 +27,7 @@ AGENT_TOOL_KEYS = (
     "gen_ai.tool.name",
     "gen_ai.output.messages",
     "gen_ai.agent.name",
+    "gen_ai.workflow.name",
     "openinference.span.kind",
     "traceloop.span.kind",
     "mcp.method.name",
@@ -55,6 +56,9 @@ AGENT_TOOL_SPAN_NAMES = (
     "haystack.agent.run",
     "haystack.agent.step.llm",
     "invocation",
+    # Pydantic Logfire's tool call and agent of the OpenAI Agents SDK (a span's name is its template).
+    "Function: {name}",
+    "Agent run: {name!r}",
 )
 # Flattened message encodings: the keys carry an index (`llm.output_messages.0.message.tool_calls…`).
 AGENT_TOOL_KEY_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")

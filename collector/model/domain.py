@@ -243,3 +243,5 @@ class SpanNode:
     # A tool span that runs another agent, which its own arguments name (CrewAI's coworker tools): the
     # spans below it are that agent's (collector/store/_members.py).
     delegates_to: str | None = None
+    # A span that only builds an agent (GenAI `create_agent`): a trace of nothing else is no run.
+    setup: bool = False

@@ -31,5 +31,8 @@ Public:
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
 facts of a span), `_sql_facts`, `_sql_executions`, `_sql_requests` (the SQL adapters), `_shapes`
 (frameworks' own shapes of content), `_tool_invoker` (Haystack 2's ToolInvoker span, one execution per
-call), `_managed_agents` (smolagents' managed agents, called with no tool span).
+call), `_managed_agents` (smolagents' managed agents, called with no tool span), `_logfire` (Pydantic
+Logfire's own shapes: its tool spans and model-call requests), `_openlit` (OpenLIT's LangChain tool
+spans), `_python_literal` (argument text written as a Python repr, read as literal syntax), `_adapted`
+(what a convention adapter reads off a span).
 """

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from collector.model.domain import NO_ARGUMENTS, Arguments
+from collector.recognise._python_literal import NotALiteral, python_literal
 
 
 def _no_constants(name: str) -> Any:
@@ -45,7 +46,9 @@ def strict_loads(text: str) -> Any:
 def parse_arguments(value: Any) -> Arguments:
     """Arguments from an attribute value: a JSON string, or an already structured OTLP kvlist/array.
 
-    A string that is not valid JSON is kept raw and flagged, never dropped.
+    A string that is not valid JSON but is a Python repr of a dict or list (`{'city': 'Paris'}`) is
+    read as literal syntax, never evaluated (`_python_literal`), the text kept in `raw`; anything else
+    is kept raw and flagged, never dropped.
     """
     if value is None:
         return NO_ARGUMENTS
@@ -53,7 +56,11 @@ def parse_arguments(value: Any) -> Arguments:
         try:
             return Arguments(value=strict_loads(value), raw=value)
         except (ValueError, RecursionError) as exc:
-            return Arguments(value=None, raw=value, error=f"not valid JSON: {exc}")
+            error = f"not valid JSON: {exc}"
+        try:
+            return Arguments(value=python_literal(value), raw=value, raw_is_value=False)
+        except NotALiteral:
+            return Arguments(value=None, raw=value, error=error)
     return Arguments(value=value, raw=None)
 
 

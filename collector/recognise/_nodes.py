@@ -160,6 +160,23 @@ def _adk_v1_invocation(span: Span) -> bool:
     return span.resource.scope_name == _ADK_SCOPE and span.name == _ADK_V1_INVOCATION
 
 
+def _unmarked_workflow(span: Span) -> bool:
+    """A workflow span that lost its operation: OpenLIT's LangGraph instrumentation (openlit 1.45) sets
+    `gen_ai.operation.name = invoke_workflow` only when the graph returns, so the span of a graph that
+    raised has the span name `invoke_workflow {gen_ai.workflow.name}` and the workflow name alone."""
+    return span.name.startswith("invoke_workflow ") and "gen_ai.workflow.name" in span.attributes
+
+
+# Pydantic Logfire's span of the OpenAI Agents SDK's `AgentSpanData` (logfire 5.4.0,
+# `integrations/openai_agents.py`): template `Agent run: {name!r}`, the agent's name in `name`.
+_LOGFIRE_AGENT_TEMPLATE = "Agent run: {name!r}"
+
+
+def _logfire_agent(span: Span) -> bool:
+    attrs = span.attributes
+    return attrs.get("logfire.msg_template") == _LOGFIRE_AGENT_TEMPLATE and isinstance(attrs.get("name"), str)
+
+
 def is_agent_span(span: Span) -> bool:
     attrs = span.attributes
     kind = attrs.get("openinference.span.kind")
@@ -178,6 +195,8 @@ def is_agent_span(span: Span) -> bool:
         return True
     return (
         attrs.get("gen_ai.operation.name") in ("invoke_agent", _WORKFLOW_OPERATION)
+        or _unmarked_workflow(span)
+        or _logfire_agent(span)
         or attrs.get("openinference.span.kind") == "AGENT"
         or attrs.get("traceloop.span.kind") in ("agent", "workflow")
         or span.name == "agent run"  # pydantic-ai instrumentation v2
@@ -186,7 +205,7 @@ def is_agent_span(span: Span) -> bool:
 
 def _agent_run_id(span: Span) -> str | None:
     run_id = _first_text(span.attributes, _AGENT_RUN_ID_KEYS)
-    if run_id is None and span.resource.scope_name in _OPENAI_AGENTS_SCOPES:
+    if run_id is None and (span.resource.scope_name in _OPENAI_AGENTS_SCOPES or _logfire_agent(span)):
         # No run id is exported; one SDK trace is one workflow, so the agents a handoff chains (siblings
         # under the workflow) stay one run.
         return span.trace_id
@@ -212,6 +231,8 @@ def _agent_name(span: Span) -> str:
     name = _first_text(span.attributes, _AGENT_NAME_KEYS)
     if name:
         return name
+    if _logfire_agent(span):
+        return str(span.attributes["name"])
     for prefix in ("invoke_agent ", "invoke_workflow ", "agent run"):
         if span.name.startswith(prefix) and span.name != prefix.strip():
             return span.name.removeprefix(prefix)
@@ -259,6 +280,16 @@ def _crewai_coworker(span: Span) -> str | None:
     return coworker.strip() or None
 
 
+# The OTel GenAI `create_agent` operation (gen-ai-agent-spans.md, "Create agent span") builds an agent and
+# runs nothing. OpenLLMetry's LangChain instrumentation (0.62.4) and OpenLIT's (1.45) open one, in a trace
+# of its own, each time LangGraph compiles an agent graph (`create_react_agent`, `create_agent`).
+_SETUP_OPERATIONS = frozenset({"create_agent"})
+
+
+def is_setup_span(span: Span) -> bool:
+    return span.attributes.get("gen_ai.operation.name") in _SETUP_OPERATIONS
+
+
 def span_node(span: Span) -> SpanNode:
     attrs = span.attributes
     graph_depth, graph_name = _langgraph_nesting(span)
@@ -284,6 +315,7 @@ def span_node(span: Span) -> SpanNode:
             graph_depth=graph_depth,
             graph_name=graph_name,
             delegates_to=_crewai_coworker(span),
+            setup=is_setup_span(span),
         )
     agent = None
     if declared_agent is not None:  # a user's declared agent convention, tried first as for tools
@@ -306,4 +338,5 @@ def span_node(span: Span) -> SpanNode:
         inner_run_id=_first_text(attrs, ("gcp.vertex.agent.invocation_id",)) if agent is None else None,
         graph_depth=graph_depth,
         graph_name=graph_name,
+        setup=is_setup_span(span),
     )

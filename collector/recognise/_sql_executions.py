@@ -30,6 +30,10 @@ _TRACELOOP_UNWRAPPED = (
     "opentelemetry.instrumentation.langchain",
     "opentelemetry.instrumentation.mcp.instrumentation",
 )
+# OpenLIT's LangChain tool spans: a raising tool's run id and the ToolMessage's `str()` (`_openlit.py`).
+_OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
+# Pydantic Logfire's tool span of the OpenAI Agents SDK (`_logfire.py`).
+_LOGFIRE_FUNCTION = "Function: {name}"
 _STRANDS_EVENTS = ("gen_ai.client.inference.operation.details", "gen_ai.tool.message", "gen_ai.choice")
 # A status that may end in a JavaScript stack, which Python takes off
 # (`_langchain_messages.without_js_stack`).
@@ -69,6 +73,7 @@ _ANY_ENTRY = " OR ".join(
 OWNER = f"""
 CASE
     WHEN nulls THEN 'python'
+    WHEN {equals("logfire.msg_template", _LOGFIRE_FUNCTION)} THEN 'python'
     WHEN NOT ({_ANY_ENTRY}) THEN NULL
     WHEN {ODD} THEN 'python'
     WHEN {_JS_STACK} THEN 'python'
@@ -80,6 +85,9 @@ CASE
              ELSE 'traceloop' END
     WHEN {_GENAI_ENTRY} THEN
         CASE WHEN scope_name IN ('{_ADK_SCOPE}', '{_STRANDS_SCOPE}') THEN 'python'
+             WHEN scope_name = '{_OPENLIT_LANGCHAIN_SCOPE}' THEN 'python'
+             WHEN {is_string(attr("gen_ai.tool.call.result"))}
+                  AND starts_with({attr("gen_ai.tool.call.result")} ->> '$', 'content=') THEN 'python'
              WHEN {present("gen_ai.tool.call.arguments")} THEN 'gen_ai'
              WHEN {present("gcp.vertex.agent.tool_call_args")} THEN 'python'
              WHEN {present("openinference.span.kind")} THEN 'python'

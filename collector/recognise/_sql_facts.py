@@ -55,6 +55,7 @@ KEYS = (
     "logfire.msg",
     "langfuse.observation.type",
     "mlflow.spanType",
+    "logfire.msg_template",
 )
 
 # Attributes read as text (Python's `_text`: `str(value)` unless absent or empty). `str()` of an integer

@@ -54,7 +54,7 @@ CASE
     WHEN list_contains(event_names, '{_DETAILS_EVENT}') OR {present("gcp.vertex.agent.llm_response")}
          OR starts_with(coalesce(scope_name, ''), 'openinference.instrumentation.crewai')
          OR ({equals("gen_ai.operation.name", "chat")} AND len(event_names) > 0)
-         OR other_encodings THEN 'python'
+         OR other_encodings OR {present("logfire.msg_template")} THEN 'python'
 END"""
 
 # The calls of a span whose requests the SQL reads, as `requests._request` builds each.

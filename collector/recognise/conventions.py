@@ -10,11 +10,11 @@ content shapes live beside it (`_shapes`, `_langfuse`, `_mlflow`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, TOOL, Arguments, Span, ToolExecution
+from collector.model.domain import HANDOFF, NO_ARGUMENTS, STATUS_ERROR, Span, ToolExecution
 from collector.recognise import _langfuse, _mlflow, _openai_agents_js
+from collector.recognise._adapted import Content as _Content
 from collector.recognise._content import (
     parse_arguments,
     parse_result,
@@ -22,6 +22,9 @@ from collector.recognise._content import (
     unwrap_traceloop,
 )
 from collector.recognise._langchain_messages import tool_message, unwrap_tool_message, without_js_stack
+from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
+from collector.recognise._logfire import logfire_function
+from collector.recognise._openlit import model_call_id, tool_message_content
 from collector.recognise._shapes import (
     ADK_NOT_SPECIFIED,
     ADK_OPENINFERENCE_SCOPE,
@@ -66,22 +69,6 @@ _PYDANTIC_DEFERRALS = {"ApprovalRequired": "confirmation", "CallDeferred": "exte
 _ADK_MERGED_TOOLS = "(merged tools)"
 
 
-@dataclass(frozen=True, slots=True)
-class _Content:
-    """The convention-specific part of an execution: which name, arguments, result and call id."""
-
-    convention: str
-    tool_name: str
-    arguments: Arguments
-    result: Any
-    call_id: str | None
-    kind: str = TOOL
-    # A user's declared convention's own error and pause signals (collector/recognise/declared/).
-    error: bool = False
-    error_message: str | None = None
-    paused: bool = False
-
-
 def _text(attrs: dict[str, Any], *keys: str) -> str | None:
     for key in keys:
         value = attrs.get(key)
@@ -108,6 +95,7 @@ def _genai(span: Span) -> _Content | None:
     if call_id == ADK_NOT_SPECIFIED:  # ADK's placeholder
         call_id = None
     scope = span.resource.scope_name
+    call_id = model_call_id(call_id, scope)  # OpenLIT's LangChain run id on a tool that raised
     adk = scope == ADK_SCOPE
     if "gen_ai.tool.call.arguments" in attrs:
         convention, args_value = "gen_ai", attrs["gen_ai.tool.call.arguments"]
@@ -143,6 +131,7 @@ def _genai(span: Span) -> _Content | None:
         return _Content("strands", name or "", arguments, result, call_id or event_call_id)
     else:
         convention, args_value, result = "gen_ai", None, attrs.get("gen_ai.tool.call.result")
+    result = tool_message_content(result)  # `str()` of a LangChain ToolMessage (OpenLIT)
     return _Content(convention, name or "", parse_arguments(args_value), parse_result(result), call_id)
 
 
@@ -309,6 +298,7 @@ ADAPTERS: tuple[Callable[[Span], _Content | None], ...] = (
     _vercel_ai,
     _haystack,
     _observability_sdk,
+    logfire_function,
 )
 
 
@@ -329,6 +319,7 @@ _DISCRIMINATORS = frozenset(
         "haystack.tool.name",
         _langfuse.TYPE,
         _mlflow.SPAN_TYPE,
+        LOGFIRE_TEMPLATE,
     }
 )
 
@@ -410,6 +401,7 @@ def recognise_execution(span: Span) -> ToolExecution | None:
             error_message = _text(attrs, _langfuse.STATUS_MESSAGE)
         if error_message is None and content.convention == "haystack":
             error_message = haystack_error(attrs.get("haystack.agent.step.tool.output"))
+        error_message = error_message or content.error_message
         if error_message is not None:
             error_message = without_js_stack(error_message)
     return ToolExecution(

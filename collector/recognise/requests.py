@@ -26,6 +26,8 @@ from collector.model.domain import Span, ToolRequest
 from collector.recognise._content import load_json_text, parse_arguments
 from collector.recognise._langchain_messages import llm_tool_calls
 from collector.recognise._langfuse import langfuse_requests
+from collector.recognise._logfire import TEMPLATE as LOGFIRE_TEMPLATE
+from collector.recognise._logfire import requested_calls as logfire_calls
 from collector.recognise._mastra import step_tool_calls
 from collector.recognise._mlflow import mlflow_requests
 
@@ -348,6 +350,10 @@ def extract_requests(span: Span) -> list[ToolRequest]:
         strands = _strands_calls(span)
         if strands:
             return [_request(span, position, call, "strands") for position, call in enumerate(strands)]
+    if LOGFIRE_TEMPLATE in attrs:  # Pydantic Logfire's own shapes (collector/recognise/_logfire.py)
+        logfire = logfire_calls(span)
+        if logfire:
+            return [_request(span, position, call, "logfire") for position, call in enumerate(logfire)]
     # One pass over the keys for both flattened encodings (this runs for every span).
     openinference = openllmetry = False
     for key in attrs:

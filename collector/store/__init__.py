@@ -43,6 +43,7 @@ Public:
 Private: `_tracker` (open traces in memory), `_same_call` (one call recorded twice, or how it ended
 recorded by a later span), `_resolve` (run resolution of one complete trace, a pure function),
 `_members` (agents that only the whole trace shows: nested LangGraph graphs, unnamed workflows),
+`_setup_runs` (a trace that only built an agent is no run),
 `_turns` (a run's conversation, turn index and last-turn mark), `_stored_spans` (rows of `spans` back
 into domain spans), `_checkpointer` (concurrent checkpoints on a thread of their own), `_fatal`
 (exiting when DuckDB invalidates the database, to be started again), `_sql_statement` (which SQL the

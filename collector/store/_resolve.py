@@ -18,6 +18,7 @@ from collector.store._same_call import (
     drop_transport_duplicates,
     reported_failure,
 )
+from collector.store._setup_runs import only_sets_up
 from collector.store._turns import conversation_place
 
 
@@ -369,4 +370,15 @@ def resolve_trace(
         summary.conversation_id, summary.turn_index, summary.last_turn = conversation_place(
             summary.attributes, summary.session_id
         )
-    return Resolution(resolved_executions, resolved_requests, list(runs.values()))
+    kept_runs = [r for r in runs.values() if not _set_up_only(r, ordered, placements, tree)]
+    return Resolution(resolved_executions, resolved_requests, kept_runs)
+
+
+def _set_up_only(
+    summary: RunSummary, ordered: list[SpanNode], placements: dict[str, Placement], tree: _Tree
+) -> bool:
+    """A run that only built an agent (collector/store/_setup_runs.py): not a run."""
+    if summary.n_executions or summary.n_requests:
+        return False
+    spans = (n.span_id for n in ordered if placements[n.span_id].run_id == summary.run_id)
+    return only_sets_up(spans, tree.chain)

@@ -162,6 +162,12 @@ def findings(db: Path, truth: Truth) -> dict[str, list[str]]:
     framework_tools = {*truth.internal_tools, *truth.delegation_tools}
     with duckdb.connect(str(db), read_only=True) as connection:
         runs = _rows(connection, "SELECT * FROM runs WHERE service_name = ?", [truth.cell])
+        # A run no invocation made (a trace that only compiled the graph, issue #27) is a run that the
+        # specs selecting the service by its name alone would score.
+        tasks = {invocation["task"] for invocation in truth.invocations}
+        stray = [(r["task_id"], r["agent_name"], r["n_spans"]) for r in runs if r["task_id"] not in tasks]
+        if stray:
+            found["runs"].append(f"runs that no invocation made (task, agent, spans): {stray}")
         for invocation in truth.invocations:
             task = invocation["task"]
             mine = [r for r in runs if r["task_id"] == task]

@@ -172,6 +172,15 @@ CELLS: tuple[Cell, ...] = (
         )
         for shape in ("react", "stategraph", "create_agent")
     ),
+    *(
+        Cell(
+            f"langgraph-{shape}-openlit",
+            "drive_langgraph.py",
+            ("--shape", shape, "--instrumentation", "openlit"),
+            "langchain-openlit",
+        )
+        for shape in ("react", "create_agent")
+    ),
     Cell("crewai-openinference", "drive_crewai.py", ("--mode", "wrappers"), "crewai-openinference"),
     Cell("crewai-openinference-events", "drive_crewai.py", ("--mode", "events"), "crewai-openinference"),
     Cell(
@@ -317,6 +326,11 @@ CELLS: tuple[Cell, ...] = (
     *(
         Cell(f"mlflow-{mode}", "drive_mlflow.py", ("--mode", mode), "mlflow")
         for mode in ("trace", "langchain")
+    ),
+    # Pydantic Logfire as a team runs it, with one more span processor exporting to tracescore.
+    *(
+        Cell(f"{framework}-logfire", "drive_logfire.py", ("--framework", framework), f"logfire-{framework}")
+        for framework in ("openai-agents", "pydantic-ai")
     ),
 )
 

@@ -1249,11 +1249,9 @@ def test_paused_by_langgraph_interrupt_with_status_ok(stored: Stored) -> None:
     raw = "{'question': 'Ship on Friday?'}"
     assert stored.execution("paused.langgraph") == clean_row(
         tool_name="ask_human",
-        arguments=None,  # not JSON: kept raw and flagged, never dropped
+        # Not JSON but a Python repr: read as literal syntax (never evaluated), the text kept.
+        arguments={"question": "Ship on Friday?"},
         arguments_raw=raw,
-        arguments_error=(
-            "not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
-        ),
         paused=True,
         pause_reason="user_input",
         convention="openinference",

@@ -1,4 +1,5 @@
-"""LangGraph and LangChain through the shared scenario, with OpenInference's or OpenLLMetry's instrumentation.
+"""LangGraph and LangChain through the shared scenario, with OpenInference's, OpenLLMetry's or OpenLIT's
+instrumentation.
 
 Shapes (`--shape`): `react` is LangGraph's prebuilt ReAct agent (`langgraph.prebuilt.create_react_agent`),
 `stategraph` a hand-built `StateGraph` with a `ToolNode`, `create_agent` LangChain 1.x's
@@ -62,6 +63,22 @@ def _instrument(name: str, harness: Harness) -> None:
         from openinference.instrumentation.langchain import LangChainInstrumentor
 
         LangChainInstrumentor().instrument(tracer_provider=harness.provider)
+    elif name == "openlit":
+        # OpenLIT reuses the global tracer provider when one is set (openlit 1.45, `otel/tracing.py`), as an
+        # application that already exports its traces would have it; no metrics or events, and a local
+        # (empty) price list so that nothing is fetched.
+        import json
+        import tempfile
+
+        import openlit
+        from opentelemetry import trace
+
+        trace.set_tracer_provider(harness.provider)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as prices:
+            json.dump({}, prices)
+        openlit.init(
+            application_name=harness.cell, disable_metrics=True, disable_events=True, pricing_json=prices.name
+        )
     else:
         # OpenLLMetry (opentelemetry-instrumentation-langchain) captures content unless the environment
         # sets TRACELOOP_TRACE_CONTENT=false; by default it writes it as span attributes, not log events.
@@ -150,14 +167,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenario", choices=("single", "delegation"), default="single")
     parser.add_argument("--delegation", choices=("tool", "subgraph"), default="tool")
     parser.add_argument(
-        "--instrumentation", choices=("openinference", "openllmetry"), default="openinference"
+        "--instrumentation", choices=("openinference", "openllmetry", "openlit"), default="openinference"
     )
     args = parser.parse_args(argv)
-    instrumentation_package = (
-        "openinference-instrumentation-langchain"
-        if args.instrumentation == "openinference"
-        else "opentelemetry-instrumentation-langchain"
-    )
+    instrumentation_package = {
+        "openinference": "openinference-instrumentation-langchain",
+        "openllmetry": "opentelemetry-instrumentation-langchain",
+        "openlit": "openlit",
+    }[args.instrumentation]
     delegation = args.scenario == "delegation"
     harness = Harness(
         f"langgraph-{_shape_name(args)}-{args.instrumentation}",
