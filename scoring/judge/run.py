@@ -33,6 +33,14 @@ def _nothing_applied(spec: Spec) -> list[str]:
     return notes
 
 
+def _reached(spec: Spec, satisfied: int, total: int, value: float | None) -> bool:
+    """Every check satisfied, or, under `pass_threshold`, a value that reaches it (no check applied:
+    nothing failed, as without a threshold)."""
+    if spec.pass_threshold is None or value is None:
+        return satisfied == total
+    return value >= spec.pass_threshold
+
+
 def judge(spec: Spec, evidence: Evidence) -> Verdict:
     if spec.profile == "reliability_eval":
         return judge_reliability(spec, evidence)
@@ -62,7 +70,10 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
 
     satisfied = sum(1 for c in checks if c.satisfied)
     value = satisfied / len(checks) if checks else None
-    passed = satisfied == len(checks) and not failed_gates
+    passed = _reached(spec, satisfied, len(checks), value) and not failed_gates
+    if spec.pass_threshold is not None and value is not None and satisfied < len(checks):
+        reached = "reaches" if value >= spec.pass_threshold else "is below"
+        notes.append(f"value {value:.4g} {reached} pass_threshold {spec.pass_threshold:g}")
     missing = tuple(
         f"{c.target} ({'; '.join(c.observed)})" if c.observed else c.target
         for c in checks

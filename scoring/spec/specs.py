@@ -12,6 +12,8 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
+    StrictInt,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -108,6 +110,9 @@ class Spec(BaseModel):
     require_executions_for_requests: Literal[True] | None = None
     # How every `any_of` of argument_rules and trajectory values compares, unless a rule says otherwise.
     normalize: Normalize | None = None
+    # The run passes when `value` reaches this share of its checks, as DeepEval's `threshold` (0.5 by
+    # default there); gates still fail it. Unset: every check must be satisfied.
+    pass_threshold: StrictFloat | StrictInt | None = None
     # Multi-turn checks (issue 21).
     results: dict[str, ResultRule] | None = None
     flows: list[Flow] | None = None
@@ -125,6 +130,16 @@ class Spec(BaseModel):
     @classmethod
     def _multiturn(cls, value: Any, info: ValidationInfo) -> Any:
         return check_multiturn(str(info.field_name), value)
+
+    @field_validator("pass_threshold")
+    @classmethod
+    def _share(cls, value: float | None) -> float | None:
+        if value is not None and not 0 < value <= 1:  # NaN too
+            raise ValueError(
+                f"pass_threshold is a share of the checks, more than 0 and at most 1 (0.5 passes half), "
+                f"got {value}"
+            )
+        return value
 
     @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
@@ -242,6 +257,11 @@ class Spec(BaseModel):
                         f"{key} is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
                         f"{key} check): remove it, or use profile: default"
                     )
+        if reliability and self.pass_threshold is not None:
+            raise ValueError(
+                "pass_threshold has no place in profile reliability_eval (its verdicts have no value): "
+                "remove it, or use profile: default"
+            )
         if self.expect_no_tool_calls and self.expect_tool_call:
             raise ValueError("expect_no_tool_calls and expect_tool_call contradict each other: keep one")
         if self.expect_no_tool_calls and self.expected_tools:

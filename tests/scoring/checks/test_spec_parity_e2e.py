@@ -1,0 +1,182 @@
+"""The spec keys that say what the peers' checkers say (issue 31), end to end: the real OpenTelemetry
+SDK → OTLP/HTTP → `tracescore serve --specs` (online verdicts) → DuckDB → `tracescore score` on the same
+file. Online and batch verdicts must be equal, and each scenario's verdict is what docs/checks.md
+promises; a refused (errored) call never satisfies anything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode, Tracer
+
+from tests._otel import provider
+from tests._server import ServeProcess
+
+BASE_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
+MS = 1_000_000
+
+SPECS: list[dict[str, Any]] = [
+    # pass_threshold: two of three checks met (value 0.667) passes at 0.5, fails at 0.8; a gate still
+    # fails the run whatever its value.
+    {
+        "name": "half",
+        "select": {"task": ["threshold", "threshold-gate"]},
+        "expected_tools": ["search", "quote", "refund"],
+        "forbidden_tools": ["delete_all"],
+        "pass_threshold": 0.5,
+    },
+    {
+        "name": "most",
+        "select": {"task": "threshold"},
+        "expected_tools": ["search", "quote", "refund"],
+        "pass_threshold": 0.8,
+    },
+]
+
+
+class Emitter:
+    """Spans with explicit times (ms after BASE_NS) through the real SDK; tools with results."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.parent: otel_context.Context | None = None
+
+    def tool(
+        self,
+        name: str,
+        arguments: Any,
+        start_ms: float,
+        end_ms: float,
+        *,
+        result: str | None = None,
+        error: bool = False,
+    ) -> None:
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.arguments": json.dumps(arguments),
+        }
+        if result is not None:
+            attributes["gen_ai.tool.call.result"] = result
+        span = self.tracer.start_span(
+            f"execute_tool {name}", context=self.parent, attributes=attributes, start_time=_at(start_ms)
+        )
+        if error:
+            span.set_status(Status(StatusCode.ERROR, "refused"))
+        span.end(end_time=_at(end_ms))
+
+    def run(self, task: str, run: str, **extra: Any) -> _Run:
+        return _Run(self, task, run, extra)
+
+
+def _at(ms: float) -> int:
+    return BASE_NS + int(ms * MS)
+
+
+class _Run:
+    def __init__(self, emitter: Emitter, task: str, run: str, extra: dict[str, Any]) -> None:
+        self.emitter, self.task, self.run, self.extra = emitter, task, run, extra
+        self.span: trace.Span | None = None
+
+    def __enter__(self) -> Emitter:
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "shop",
+            "gen_ai.agent.call.id": f"run-{self.run}",
+            "tracescore.task.id": self.task,
+            **self.extra,
+        }
+        start = self.extra.get("tracescore.turn.index", 0) * 10_000
+        self.span = self.emitter.tracer.start_span("shop.run", attributes=attributes, start_time=_at(start))
+        self.emitter.parent = trace.set_span_in_context(self.span)
+        return self.emitter
+
+    def __exit__(self, *_: object) -> None:
+        assert self.span is not None
+        start = self.extra.get("tracescore.turn.index", 0) * 10_000
+        self.span.end(end_time=_at(start + 2000))
+        self.emitter.parent = None
+
+
+def _emit(emit: Emitter) -> None:
+    with emit.run("threshold", "threshold") as e:  # refund refused: 2 of 3 expected tools ran cleanly
+        e.tool("search", {"q": "shoes"}, 10, 20)
+        e.tool("quote", {"sku": "A-1"}, 30, 40)
+        e.tool("refund", {"order": "o1"}, 50, 60, error=True)
+    with emit.run("threshold-gate", "threshold-gate") as e:
+        e.tool("search", {}, 10, 20)
+        e.tool("quote", {}, 30, 40)
+        e.tool("refund", {}, 50, 60)
+        e.tool("delete_all", {}, 70, 80)
+
+
+def _key(verdict: dict[str, Any]) -> tuple[str, str]:
+    return verdict["run_id"].removeprefix("run-"), verdict["spec"]
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], dict[str, Any]]]:
+    directory = tmp_path_factory.mktemp("parity")
+    spec_file = directory / "specs.yaml"
+    spec_file.write_text(yaml.safe_dump(SPECS))
+    server = ServeProcess(directory / "t.duckdb", extra_args=("--specs", str(spec_file))).start()
+    try:
+        tp = provider(server, "http")
+        _emit(Emitter(tp.get_tracer("tests.parity")))
+        tp.force_flush()
+        tp.shutdown()
+    finally:
+        assert server.stop() == 0, server.log()
+    online = {
+        _key(json.loads(row[0])): json.loads(row[0]) for row in server.query("SELECT verdict FROM verdicts")
+    }
+    batch = _score(server.db, spec_file)
+    assert {k: _comparable(v) for k, v in online.items()} == {k: _comparable(v) for k, v in batch.items()}
+    yield batch
+
+
+def _comparable(verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: verdict[k]
+        for k in ("passed", "value", "label", "checks", "gates", "reason", "turns")
+        if k in verdict
+    }
+
+
+def _score(db: Path, spec_file: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    command = ["score", "--db", str(db), "--spec", str(spec_file), "--format", "json"]
+    score = subprocess.run(
+        [sys.executable, "-m", "collector.cli", *command],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert score.returncode in (0, 1) and score.stderr == "", score.stderr
+    return {_key(v): v for v in json.loads(score.stdout)}
+
+
+def test_pass_threshold_passes_a_run_whose_value_reaches_it(verdicts: dict[Any, dict[str, Any]]) -> None:
+    half, most = verdicts[("threshold", "half")], verdicts[("threshold", "most")]
+    assert half["value"] == most["value"] == pytest.approx(2 / 3)
+    assert (half["passed"], half["label"]) == (True, "pass")
+    assert (most["passed"], most["label"]) == (False, "fail")
+    assert "expected tool refund has no clean execution (errored)" in half["reason"]
+    assert "value 0.6667 reaches pass_threshold 0.5" in half["reason"]
+    assert "value 0.6667 is below pass_threshold 0.8" in most["reason"]
+
+
+def test_pass_threshold_never_lifts_a_failed_gate(verdicts: dict[Any, dict[str, Any]]) -> None:
+    gated = verdicts[("threshold-gate", "half")]
+    assert gated["value"] == 1.0 and gated["passed"] is False
+    assert [g["kind"] for g in gated["gates"] if not g["satisfied"]] == ["forbidden_tools"]

@@ -1,0 +1,33 @@
+"""The spec keys of issue 31 refuse mistakes with one message naming the file, the spec, the key and
+the fix, as every other spec key does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.scoring.spec.test_spec_catalogue import rejection
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("expected_tools: [a]\npass_threshold: 0", "pass_threshold is a share of the checks, more than 0"),
+        ("expected_tools: [a]\npass_threshold: 1.5", "at most 1 (0.5 passes half), got 1.5"),
+        ("expected_tools: [a]\npass_threshold: '0.5'", "pass_threshold"),
+        ("expected_tools: [a]\npass_threshold: true", "pass_threshold"),
+        (
+            "profile: reliability_eval\nexpected_tools: [a]\npass_threshold: 0.5",
+            "pass_threshold has no place in profile reliability_eval",
+        ),
+        (
+            "turns: [{expected_tools: [a]}]\npass_threshold: 0.5",
+            "pass_threshold at the top of a spec with turns",
+        ),
+    ],
+)
+def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
+    message = rejection(tmp_path, f"name: oops\n{text}\n")
+    assert message.startswith("spec 'oops': ")
+    assert expected in message
