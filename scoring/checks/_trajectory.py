@@ -4,6 +4,9 @@ Unordered, subset and superset pair expected calls with executions by maximum bi
 agentevals' set modes and BFCL's parallel checker take the first execution that fits, which gives false
 negatives when acceptable values overlap (reference: [f(x∈{1,2}), f(x∈{1})] against [f(1), f(2)]).
 
+Subsequence finds the reference's calls in its order among the clean calls, others allowed between
+(DeepEval's ordering, without its partial credit); a parallel round's calls are a set there too.
+
 Strict compares the sequence, but not inside a parallel round: the calls one chat span requested
 together (the round of the request each execution answered, `tool_requests.round`) start in an order
 nobody chose, so they take their places side by side, at the start of the round's first call, and are
@@ -108,6 +111,42 @@ def _strict(
     return None
 
 
+def _longest_block(items: list[TrajectoryItem], group: list[Execution], normalize: Normalize | None) -> int:
+    """How many of `items`, from the first, the calls of one place can meet, each a distinct call (a
+    parallel round's calls are compared as a set)."""
+    for size in range(min(len(items), len(group)), 0, -1):
+        block = items[:size]
+        edges = [[j for j, call in enumerate(group) if item_matches(item, call, normalize)] for item in block]
+        if matching_size(max_matching(size, len(group), edges)) == size:
+            return size
+    return 0
+
+
+def _subsequence(
+    items: list[TrajectoryItem], places: list[list[Execution]], normalize: Normalize | None
+) -> tuple[str | None, dict[str, Any]]:
+    """The items in order, each met by a later place than the one before (other calls between are
+    fine). Each place takes the longest block of the items left that it can meet: a shorter rest of
+    the reference never fits the later places worse, so this finds an embedding whenever one exists."""
+    position, met_by = 0, list[str]()
+    for group in places:
+        if position == len(items):
+            break
+        size = _longest_block(items[position:], group, normalize)
+        met_by.extend(group[0].span_id for _ in range(size))
+        position += size
+    missing = [describe(item) for item in items[position:]]
+    observed: dict[str, Any] = {"matched": position, "unmatched_expected": missing}
+    if not missing:
+        return None, observed
+    after = f" after call {met_by[-1]}" if met_by else ""
+    problem = (
+        f"position {position + 1}: expected {describe(items[position])}, no matching clean call{after} "
+        f"({position} of {len(items)} expected call(s) met in order)"
+    )
+    return problem, observed
+
+
 def _matched(
     mode: str, items: list[TrajectoryItem], calls: list[Execution], normalize: Normalize | None
 ) -> tuple[str | None, dict[str, Any]]:
@@ -130,6 +169,7 @@ _MEANING = {
     "unordered": "the same calls in any order",
     "subset": "only calls from the reference",
     "superset": "every reference call",
+    "subsequence": "every reference call, in its order",
 }
 
 
@@ -148,6 +188,10 @@ def trajectory(spec: Spec, evidence: Scoped) -> list[CheckResult]:
         if parallel_rounds:  # what was compared as a set; absent when every place held one call
             observed["parallel_rounds"] = parallel_rounds
         problem = _strict(items, places, spec.normalize)
+    elif mode == "subsequence":
+        places = in_rounds(calls, rounds_of(evidence))
+        problem, matching = _subsequence(items, places, spec.normalize)
+        observed.update(matching)
     else:
         problem, matching = _matched(mode, items, calls, spec.normalize)
         observed.update(matching)

@@ -204,13 +204,16 @@ class TrajectoryItem(BaseModel):
 class Trajectory(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: Literal["strict", "unordered", "subset", "superset"]
+    # subsequence: the reference's calls in its order, other calls allowed between (DeepEval's ordering).
+    mode: Literal["strict", "unordered", "subset", "superset", "subsequence"]
     tools: list[TrajectoryItem]
 
     @model_validator(mode="after")
     def _checks_something(self) -> Trajectory:
-        if self.mode == "superset" and not self.tools:
-            raise ValueError("superset of an empty trajectory is always satisfied: list the calls expected")
+        if self.mode in ("superset", "subsequence") and not self.tools:
+            raise ValueError(
+                f"{self.mode} of an empty trajectory is always satisfied: list the calls expected"
+            )
         return self
 
 

@@ -41,6 +41,15 @@ SPECS: list[dict[str, Any]] = [
         "expected_tools": ["search", "quote", "refund"],
         "pass_threshold": 0.8,
     },
+    # trajectory subsequence: the reference in order, other calls between.
+    {
+        "name": "in-order",
+        "select": {"task": ["order-ok", "order-bad", "order-refused"]},
+        "trajectory": {
+            "mode": "subsequence",
+            "tools": ["search", {"tool": "quote", "values": {"sku": {"any_of": ["A-1"]}}}, "refund"],
+        },
+    },
 ]
 
 
@@ -119,6 +128,21 @@ def _emit(emit: Emitter) -> None:
         e.tool("refund", {}, 50, 60)
         e.tool("delete_all", {}, 70, 80)
 
+    with emit.run("order-ok", "order-ok") as e:  # other calls between, and a quote of another sku
+        e.tool("search", {}, 10, 20)
+        e.tool("log", {}, 30, 40)
+        e.tool("quote", {"sku": "B-2"}, 50, 60)
+        e.tool("quote", {"sku": "A-1"}, 70, 80)
+        e.tool("refund", {}, 90, 100)
+    with emit.run("order-bad", "order-bad") as e:  # the quote came before the search
+        e.tool("quote", {"sku": "A-1"}, 10, 20)
+        e.tool("search", {}, 30, 40)
+        e.tool("refund", {}, 50, 60)
+    with emit.run("order-refused", "order-refused") as e:  # the quote in its place was refused
+        e.tool("search", {}, 10, 20)
+        e.tool("quote", {"sku": "A-1"}, 30, 40, error=True)
+        e.tool("refund", {}, 50, 60)
+
 
 def _key(verdict: dict[str, Any]) -> tuple[str, str]:
     return verdict["run_id"].removeprefix("run-"), verdict["spec"]
@@ -180,3 +204,25 @@ def test_pass_threshold_never_lifts_a_failed_gate(verdicts: dict[Any, dict[str, 
     gated = verdicts[("threshold-gate", "half")]
     assert gated["value"] == 1.0 and gated["passed"] is False
     assert [g["kind"] for g in gated["gates"] if not g["satisfied"]] == ["forbidden_tools"]
+
+
+def test_trajectory_subsequence_allows_calls_between_but_keeps_the_order(
+    verdicts: dict[Any, dict[str, Any]],
+) -> None:
+    ok = verdicts[("order-ok", "in-order")]
+    assert ok["passed"] is True
+    [check] = ok["checks"]
+    assert check["kind"] == "trajectory" and check["target"] == "subsequence"
+    assert check["observed"]["matched"] == 3
+    bad = verdicts[("order-bad", "in-order")]
+    assert bad["passed"] is False
+    assert (
+        'position 2: expected quote {"sku": {"any_of": ["A-1"]}}, no matching clean call after call'
+        in (bad["reason"])
+    )
+    refused = verdicts[("order-refused", "in-order")]
+    assert refused["passed"] is False
+    assert refused["checks"][0]["observed"]["unmatched_expected"] == [
+        'quote {"sku": {"any_of": ["A-1"]}}',
+        "refund",
+    ]

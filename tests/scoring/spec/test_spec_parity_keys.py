@@ -25,6 +25,10 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "turns: [{expected_tools: [a]}]\npass_threshold: 0.5",
             "pass_threshold at the top of a spec with turns",
         ),
+        (
+            "trajectory: {mode: subsequence, tools: []}",
+            "subsequence of an empty trajectory is always satisfied",
+        ),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
