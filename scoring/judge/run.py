@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.checks import catalogue  # noqa: F401  (registers the check catalogue after the built-ins)
+from scoring.checks.credit import credit
 from scoring.checks.gates import additional_tools, forbidden_gate, strict_gate
 from scoring.checks.latency_history import DETAIL_KEY, samples
 from scoring.checks.reconcile import reconcile
@@ -69,7 +70,7 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
         notes.append(f"{left_out} member execution(s) left out (scope: leader)")
 
     satisfied = sum(1 for c in checks if c.satisfied)
-    value = satisfied / len(checks) if checks else None
+    value = sum(credit(c) for c in checks) / len(checks) if checks else None
     passed = _reached(spec, satisfied, len(checks), value) and not failed_gates
     if spec.pass_threshold is not None and value is not None and satisfied < len(checks):
         reached = "reaches" if value >= spec.pass_threshold else "is below"

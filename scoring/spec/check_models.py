@@ -167,6 +167,8 @@ class ArgumentRules(BaseModel):
 
     mode: Literal["subset", "exact"] = "subset"
     values: dict[str, Rule]
+    # per_key: the check counts in `value` the share of keys its best call meets (DeepEval, Ragas).
+    score: Literal["per_key"] | None = None
 
     @field_validator("values")
     @classmethod

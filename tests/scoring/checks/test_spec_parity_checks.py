@@ -50,3 +50,28 @@ def test_subsequence_agrees_with_brute_force(reference: list[str], names: list[s
         [names[i] for i in chosen] == reference for chosen in combinations(range(len(names)), len(reference))
     )
     assert verdict(subsequence(*reference), *calls(*names)).passed is expected
+
+
+def per_key(mode: str, **values: Any) -> dict[str, Any]:
+    rules = {k: {"any_of": [v]} for k, v in values.items()}
+    return {"argument_rules": {"f": {"mode": mode, "score": "per_key", "values": rules}}}
+
+
+def test_per_key_score_is_the_best_calls_share_of_keys() -> None:
+    # Ragas (_get_arg_score): keys met / reference keys; extra keys of the call change nothing.
+    v = verdict(per_key("subset", a=1, b=2), ex("f", {"a": 1, "b": 9, "c": 0}), ex("f", {"b": 2, "a": 0}))
+    assert v.value == 0.5 and not v.passed
+    # DeepEval (_compare_dicts): keys met / the union of the reference's and the call's keys.
+    v = verdict(per_key("exact", a=1, b=2), ex("f", {"a": 1, "b": 9, "c": 0}))
+    assert v.value == 1 / 3
+    assert verdict(per_key("exact", a=1, b=2), ex("f", {"a": 1, "b": 2})).value == 1.0
+    # Arguments that are not JSON, or a call that was refused, score nothing.
+    assert verdict(per_key("subset", a=1), ex("f", "a=1", valid=False)).value == 0.0
+    assert verdict(per_key("subset", a=1), ex("f", {"a": 1}, error=True)).value == 0.0
+
+
+def test_per_key_credit_counts_beside_whole_checks() -> None:
+    v = verdict({**per_key("subset", a=1, b=2, c=3, d=4), "expected_tools": ["g"]}, ex("f", {"a": 1}))
+    assert v.value == (0.25 + 0) / 2
+    v = verdict({**per_key("subset", a=1, b=2), "pass_threshold": 0.5}, ex("f", {"a": 1}))
+    assert (v.value, v.passed) == (0.5, True)

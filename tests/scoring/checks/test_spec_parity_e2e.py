@@ -25,6 +25,7 @@ from tests._server import ServeProcess
 BASE_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 MS = 1_000_000
 
+QUOTE = {"sku": {"any_of": ["A-1"]}, "qty": {"any_of": [2]}, "region": {"any_of": ["north"]}}
 SPECS: list[dict[str, Any]] = [
     # pass_threshold: two of three checks met (value 0.667) passes at 0.5, fails at 0.8; a gate still
     # fails the run whatever its value.
@@ -40,6 +41,21 @@ SPECS: list[dict[str, Any]] = [
         "select": {"task": "threshold"},
         "expected_tools": ["search", "quote", "refund"],
         "pass_threshold": 0.8,
+    },
+    # score: per_key. DeepEval's _compare_dicts (exact: keys met / union of keys) gives this run's call
+    # 2/4 and Ragas's _get_arg_score (subset: keys met / reference keys) 2/3; the refused call with every
+    # key right counts for nothing.
+    {
+        "name": "deepeval-keys",
+        "select": {"task": "partial"},
+        "argument_rules": {"quote": {"mode": "exact", "score": "per_key", "values": QUOTE}},
+        "pass_threshold": 0.5,
+    },
+    {
+        "name": "ragas-keys",
+        "select": {"task": "partial"},
+        "argument_rules": {"quote": {"score": "per_key", "values": QUOTE}},
+        "pass_threshold": 0.7,
     },
     # trajectory subsequence: the reference in order, other calls between.
     {
@@ -128,6 +144,10 @@ def _emit(emit: Emitter) -> None:
         e.tool("refund", {}, 50, 60)
         e.tool("delete_all", {}, 70, 80)
 
+    with emit.run("partial", "partial") as e:
+        e.tool("quote", {"sku": "A-1", "qty": 2, "region": "north"}, 10, 20, error=True)
+        e.tool("quote", {"sku": "A-1", "qty": 3, "region": "north", "note": "gift"}, 30, 40)
+        e.tool("quote", {"sku": "B-1"}, 50, 60)
     with emit.run("order-ok", "order-ok") as e:  # other calls between, and a quote of another sku
         e.tool("search", {}, 10, 20)
         e.tool("log", {}, 30, 40)
@@ -226,3 +246,16 @@ def test_trajectory_subsequence_allows_calls_between_but_keeps_the_order(
         'quote {"sku": {"any_of": ["A-1"]}}',
         "refund",
     ]
+
+
+def test_per_key_score_gives_partial_credit_as_deepeval_and_ragas(
+    verdicts: dict[Any, dict[str, Any]],
+) -> None:
+    deepeval, ragas = verdicts[("partial", "deepeval-keys")], verdicts[("partial", "ragas-keys")]
+    assert (deepeval["value"], deepeval["passed"]) == (0.5, True)
+    assert (ragas["value"], ragas["passed"]) == (pytest.approx(2 / 3), False)
+    [check] = deepeval["checks"]
+    assert check["satisfied"] is False and check["expected"]["score"] == "per_key"
+    assert check["observed"]["score"] == 0.5
+    assert [c["score"] for c in check["observed"]["calls"]] == [0.5, 0.0]  # the refused call is not one
+    assert "(per-key score 0.5)" in check["detail"]

@@ -29,6 +29,14 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "trajectory: {mode: subsequence, tools: []}",
             "subsequence of an empty trajectory is always satisfied",
         ),
+        (
+            "argument_rules: {q: {score: keys, values: {}}}",
+            "argument_rules.q.score: Input should be 'per_key'",
+        ),
+        (
+            "argument_rules: {q: {scor: per_key, values: {}}}",
+            "argument_rules.q.scor: unknown key; did you mean 'score'?",
+        ),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
