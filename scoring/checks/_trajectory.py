@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.checks._bipartite import matching_size, max_matching
+from scoring.checks._results import result_failures
 from scoring.checks._rules import compact, rules_failures
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
@@ -28,18 +29,26 @@ from scoring.verdict.record import CheckResult
 
 
 def item_matches(item: TrajectoryItem, call: Execution, normalize: Normalize | None = None) -> bool:
-    """Same tool, and the call meets the item's argument rules (extra keys are fine unless the item's
-    mode is exact); `normalize` is the spec's."""
-    return call.tool_name == item.tool and not rules_failures(
-        item.values, item.mode or "subset", call.arguments, call.arguments_valid, normalize
+    """Same tool, the call meets the item's argument rules (extra keys are fine unless the item's mode
+    is exact; `normalize` is the spec's) and its result meets the item's result rule."""
+    return (
+        call.tool_name == item.tool
+        and not rules_failures(
+            item.values, item.mode or "subset", call.arguments, call.arguments_valid, normalize
+        )
+        and (item.result is None or not result_failures(item.result, call))
     )
 
 
 def describe(item: TrajectoryItem) -> str:
-    if not item.values:
-        return item.tool
-    values = {k: r.model_dump(mode="json", exclude_none=True) for k, r in item.values.items()}
-    return f"{item.tool} {compact(values)}"
+    text = item.tool
+    if item.values:
+        text += " " + compact(
+            {k: r.model_dump(mode="json", exclude_none=True) for k, r in item.values.items()}
+        )
+    if item.result is not None:
+        text += " returning " + compact(item.result.model_dump(mode="json", exclude_none=True))
+    return text
 
 
 def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:

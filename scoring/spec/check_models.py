@@ -5,7 +5,7 @@ parallel rounds, latency percentiles. Every model refuses unknown keys, like the
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,6 +22,9 @@ from pydantic import (
 from scoring.spec._json import not_json
 from scoring.spec.percentiles import PERCENTILES, window_seconds
 from scoring.spec.regex import pattern_problem
+
+if TYPE_CHECKING:
+    from scoring.spec.multiturn_models import ResultRule
 
 Number = StrictFloat | StrictInt
 # `true`: tracescore's folding; `bfcl`: BFCL's own checker (docs/checks.md, "BFCL mode").
@@ -186,11 +189,23 @@ class TrajectoryItem(BaseModel):
     # None is subset (extra keys fine); exact refuses keys beyond `values`, as BFCL refuses parameters
     # its answer does not name.
     mode: Literal["subset", "exact"] | None = None
+    # What this same call must have returned (`results`' rules, bound to the call that met `values`).
+    # Resolved in scoring/spec/multiturn_models.py, which defines ResultRule on top of Rule.
+    result: ResultRule | None = None
 
     @field_validator("values")
     @classmethod
     def _keys(cls, values: dict[str, Rule]) -> dict[str, Rule]:
         return check_rule_keys(values)
+
+    @model_validator(mode="after")
+    def _no_shape(self) -> TrajectoryItem:
+        if self.result is not None and "shape" in self.result.model_fields_set:
+            raise ValueError(
+                "result.shape is the check result_shape of `results`, not a rule a call can meet: "
+                "give value, values or schema here"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

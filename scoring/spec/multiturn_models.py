@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scoring.spec._json import not_json
-from scoring.spec.check_models import Rule, check_tool_names
+from scoring.spec.check_models import Rule, Trajectory, TrajectoryItem, check_tool_names
 from scoring.spec.jsonschema import schema_problem
 
 
@@ -60,6 +60,10 @@ class ResultRule(BaseModel):
             raise ValueError(f"shape: {problem}")
         return shape
 
+
+# A trajectory item may carry a result rule (check_models cannot import this module: it imports that one).
+TrajectoryItem.model_rebuild(_types_namespace={"ResultRule": ResultRule})
+Trajectory.model_rebuild(_types_namespace={"ResultRule": ResultRule})
 
 _FROM = re.compile(r"^(?P<tool>.+?)\.result(?:\.(?P<path>.+))?$")
 _TO = re.compile(r"^(?P<tool>.+?)\.arguments\.(?P<path>.+)$")

@@ -57,6 +57,21 @@ SPECS: list[dict[str, Any]] = [
         "argument_rules": {"quote": {"score": "per_key", "values": QUOTE}},
         "pass_threshold": 0.7,
     },
+    # A result bound to the call that met the item's argument rules, not to any call of the tool.
+    {
+        "name": "bound-result",
+        "select": {"task": ["bound-ok", "bound-other-call", "bound-refused"]},
+        "trajectory": {
+            "mode": "superset",
+            "tools": [
+                {
+                    "tool": "balance",
+                    "values": {"account": {"any_of": ["A"]}},
+                    "result": {"values": {"balance": {"range": [100, None]}}},
+                }
+            ],
+        },
+    },
     # trajectory subsequence: the reference in order, other calls between.
     {
         "name": "in-order",
@@ -148,6 +163,14 @@ def _emit(emit: Emitter) -> None:
         e.tool("quote", {"sku": "A-1", "qty": 2, "region": "north"}, 10, 20, error=True)
         e.tool("quote", {"sku": "A-1", "qty": 3, "region": "north", "note": "gift"}, 30, 40)
         e.tool("quote", {"sku": "B-1"}, 50, 60)
+    with emit.run("bound-ok", "bound-ok") as e:
+        e.tool("balance", {"account": "B"}, 10, 20, result='{"balance": 5}')
+        e.tool("balance", {"account": "A"}, 30, 40, result='{"balance": 150}')
+    with emit.run("bound-other-call", "bound-other-call") as e:  # the big balance is B's, not A's
+        e.tool("balance", {"account": "A"}, 10, 20, result='{"balance": 5}')
+        e.tool("balance", {"account": "B"}, 30, 40, result='{"balance": 150}')
+    with emit.run("bound-refused", "bound-refused") as e:
+        e.tool("balance", {"account": "A"}, 10, 20, result='{"balance": 150}', error=True)
     with emit.run("order-ok", "order-ok") as e:  # other calls between, and a quote of another sku
         e.tool("search", {}, 10, 20)
         e.tool("log", {}, 30, 40)
@@ -259,3 +282,16 @@ def test_per_key_score_gives_partial_credit_as_deepeval_and_ragas(
     assert check["observed"]["score"] == 0.5
     assert [c["score"] for c in check["observed"]["calls"]] == [0.5, 0.0]  # the refused call is not one
     assert "(per-key score 0.5)" in check["detail"]
+
+
+def test_a_trajectory_items_result_is_bound_to_the_call_it_matched(
+    verdicts: dict[Any, dict[str, Any]],
+) -> None:
+    assert verdicts[("bound-ok", "bound-result")]["passed"] is True
+    other = verdicts[("bound-other-call", "bound-result")]
+    assert other["passed"] is False
+    assert (
+        'expected call(s) with no matching clean execution: balance {"account": {"any_of": ["A"]}} returning '
+        '{"values": {"balance": {"range": [100, null]}}}' in other["reason"]
+    )
+    assert verdicts[("bound-refused", "bound-result")]["passed"] is False

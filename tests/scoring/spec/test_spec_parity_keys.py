@@ -37,6 +37,15 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "argument_rules: {q: {scor: per_key, values: {}}}",
             "argument_rules.q.scor: unknown key; did you mean 'score'?",
         ),
+        (
+            "trajectory: {mode: superset, tools: [{tool: a, result: {shape: {x: 1}}}]}",
+            "result.shape is the check result_shape of `results`, not a rule a call can meet",
+        ),
+        (
+            "trajectory: {mode: superset, tools: [{tool: a, result: {valeu: {any_of: [1]}}}]}",
+            "trajectory.tools.0.result.valeu: unknown key; did you mean 'value'?",
+        ),
+        ("trajectory: {mode: superset, tools: [{tool: a, results: {}}]}", "did you mean 'result'?"),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
