@@ -7,9 +7,9 @@ state snapshot at the end of a turn (`state`). Every model refuses unknown keys,
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from scoring.spec._json import not_json
 from scoring.spec.check_models import Rule, Trajectory, TrajectoryItem, check_tool_names
@@ -64,6 +64,18 @@ class ResultRule(BaseModel):
 # A trajectory item may carry a result rule (check_models cannot import this module: it imports that one).
 TrajectoryItem.model_rebuild(_types_namespace={"ResultRule": ResultRule})
 Trajectory.model_rebuild(_types_namespace={"ResultRule": ResultRule})
+
+# A branch of a tagged union: pydantic puts the tag in an error's location, which the spec's messages
+# leave out (scoring/spec/_messages.py), so no tool or key name can be mistaken for it.
+UNION_TAG = "\x00"
+_ONE, _MANY = f"{UNION_TAG}rule", f"{UNION_TAG}rules"
+
+# `results.TOOL`: one rule, or a list of rules each met by a clean call of its own. Tagged, so a mistake
+# in either form is reported once, in that form (not once per member of the union).
+ResultRules = Annotated[
+    Annotated[ResultRule, Tag(_ONE)] | Annotated[list[ResultRule], Tag(_MANY)],
+    Discriminator(lambda value: _MANY if isinstance(value, list) else _ONE),
+]
 
 _FROM = re.compile(r"^(?P<tool>.+?)\.result(?:\.(?P<path>.+))?$")
 _TO = re.compile(r"^(?P<tool>.+?)\.arguments\.(?P<path>.+)$")
@@ -166,6 +178,14 @@ def check_multiturn(key: str, value: Any) -> Any:
         raise ValueError(f"{key} is empty: give {example}, or remove the key")
     if key == "results":
         check_tool_names(value)
+        for tool, rules in value.items():
+            if isinstance(rules, list) and not rules:
+                raise ValueError(f"results.{tool} is an empty list: give one rule per call, or a single rule")
+            if isinstance(rules, list) and any("shape" in r.model_fields_set for r in rules):
+                raise ValueError(
+                    f"results.{tool}: shape is checked on one rule per tool (result_shape): give it in a "
+                    "single rule, not in a list"
+                )
     if key == "state":
         # JSON-pointer-like: `/files/report.txt`, `/items/0`; `""` is the whole snapshot.
         for path in value:

@@ -36,7 +36,7 @@ from scoring.spec.jsonschema import schema_problem
 from scoring.spec.multiturn_models import (
     Flow,
     IdempotentWrites,
-    ResultRule,
+    ResultRules,
     check_conversation_keys,
     check_multiturn,
     named_turns,
@@ -114,7 +114,8 @@ class Spec(BaseModel):
     # default there); gates still fail it. Unset: every check must be satisfied.
     pass_threshold: StrictFloat | StrictInt | None = None
     # Multi-turn checks (issue 21).
-    results: dict[str, ResultRule] | None = None
+    # One rule, or several each met by a different clean call of the tool (paired optimally).
+    results: dict[str, ResultRules] | None = None
     flows: list[Flow] | None = None
     idempotent_writes: IdempotentWrites | None = None
     state: dict[str, Rule] | None = None

@@ -72,6 +72,15 @@ SPECS: list[dict[str, Any]] = [
             ],
         },
     },
+    # Several result rules for one tool, each met by a different call, paired by a maximum matching
+    # (first fit gives the first call to the first rule and has nothing left for the second).
+    {
+        "name": "two-results",
+        "select": {"task": ["two-ok", "two-one-call", "two-refused"]},
+        "results": {
+            "lookup": [{"values": {"id": {"any_of": [1, 2]}}}, {"values": {"id": {"any_of": [1]}}}],
+        },
+    },
     # trajectory subsequence: the reference in order, other calls between.
     {
         "name": "in-order",
@@ -171,6 +180,14 @@ def _emit(emit: Emitter) -> None:
         e.tool("balance", {"account": "B"}, 30, 40, result='{"balance": 150}')
     with emit.run("bound-refused", "bound-refused") as e:
         e.tool("balance", {"account": "A"}, 10, 20, result='{"balance": 150}', error=True)
+    with emit.run("two-ok", "two-ok") as e:
+        e.tool("lookup", {}, 10, 20, result='{"id": 1}')
+        e.tool("lookup", {}, 30, 40, result='{"id": 2}')
+    with emit.run("two-one-call", "two-one-call") as e:  # one call cannot meet both rules
+        e.tool("lookup", {}, 10, 20, result='{"id": 1}')
+    with emit.run("two-refused", "two-refused") as e:
+        e.tool("lookup", {}, 10, 20, result='{"id": 1}')
+        e.tool("lookup", {}, 30, 40, result='{"id": 2}', error=True)
     with emit.run("order-ok", "order-ok") as e:  # other calls between, and a quote of another sku
         e.tool("search", {}, 10, 20)
         e.tool("log", {}, 30, 40)
@@ -295,3 +312,19 @@ def test_a_trajectory_items_result_is_bound_to_the_call_it_matched(
         '{"values": {"balance": {"range": [100, null]}}}' in other["reason"]
     )
     assert verdicts[("bound-refused", "bound-result")]["passed"] is False
+
+
+def test_several_result_rules_need_a_call_each(verdicts: dict[Any, dict[str, Any]]) -> None:
+    ok = verdicts[("two-ok", "two-results")]
+    assert ok["passed"] is True
+    [check] = ok["checks"]
+    assert check["kind"] == "results" and len(check["expected"]) == 2
+    first, second = check["observed"]["paired"]
+    assert first != second and None not in (first, second)
+    one = verdicts[("two-one-call", "two-results")]
+    assert one["passed"] is False
+    assert (
+        "1 of 2 result rules of lookup met by distinct clean calls (1 clean call(s); rule(s) 2 unmet"
+        in (one["reason"])
+    )
+    assert verdicts[("two-refused", "two-results")]["passed"] is False

@@ -46,6 +46,13 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "trajectory.tools.0.result.valeu: unknown key; did you mean 'value'?",
         ),
         ("trajectory: {mode: superset, tools: [{tool: a, results: {}}]}", "did you mean 'result'?"),
+        ("results: {a: []}", "results.a is an empty list: give one rule per call, or a single rule"),
+        ("results: {a: [{shape: {x: 1}}]}", "results.a: shape is checked on one rule per tool"),
+        (
+            "results: {a: [{valeu: {}}]}",
+            "results.a.0.valeu: unknown key; did you mean 'value'? known keys are value,",
+        ),
+        ("results: {a: 5}", "results.a: Input should be a valid dictionary"),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
