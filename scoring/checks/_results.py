@@ -27,12 +27,24 @@ from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
 
 
+def result_text(call: Execution) -> str | None:
+    """The result's text as the tool returned it (None: not captured). Text that is not JSON is stored
+    as a JSON string (and held as itself on the live path): either way that string is the text; JSON
+    text is kept as written, so `5.0` stays `5.0`."""
+    if call.result_text is None:
+        return None
+    captured, value = call.result
+    return value if captured and isinstance(value, str) else call.result_text
+
+
 def result_failures(rule: ResultRule, call: Execution) -> list[str]:
     """Every part of the rule one call's result breaks (empty: the result meets it)."""
     captured, value = call.result
     if not captured:
         return ["the result was not captured (content capture off?)"]
     failures = []
+    if rule.text is not None and (failure := rule_failure("text", rule.text, True, result_text(call))):
+        failures.append(failure)
     if rule.value is not None and (failure := rule_failure("result", rule.value, True, value)) is not None:
         failures.append(failure)
     if rule.values:

@@ -33,6 +33,8 @@ class ResultRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
     value: Rule | None = None  # the whole result (a text result is a string)
+    # The result's text as the tool returned it: numbers as written (`5` is not `5.0`), BFCL's comparison.
+    text: Rule | None = None
     values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     # BFCL's structure check: same dict keys and list lengths as this example, values not compared.

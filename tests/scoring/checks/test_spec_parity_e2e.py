@@ -81,6 +81,17 @@ SPECS: list[dict[str, Any]] = [
             "lookup": [{"values": {"id": {"any_of": [1, 2]}}}, {"values": {"id": {"any_of": [1]}}}],
         },
     },
+    # A result compared as text keeps its number text (BFCL's comparison); `value` compares JSON values.
+    {
+        "name": "as-text",
+        "select": {"task": ["text-int", "text-float", "text-words"]},
+        "results": {"add": {"text": {"any_of": ['{"sum": 5}', "done"]}}},
+    },
+    {
+        "name": "as-value",
+        "select": {"task": ["text-int", "text-float"]},
+        "results": {"add": {"value": {"any_of": [{"sum": 5}]}}},
+    },
     # trajectory subsequence: the reference in order, other calls between.
     {
         "name": "in-order",
@@ -188,6 +199,13 @@ def _emit(emit: Emitter) -> None:
     with emit.run("two-refused", "two-refused") as e:
         e.tool("lookup", {}, 10, 20, result='{"id": 1}')
         e.tool("lookup", {}, 30, 40, result='{"id": 2}', error=True)
+    with emit.run("text-int", "text-int") as e:
+        e.tool("add", {}, 10, 20, result='{"sum": 5}')
+    with emit.run("text-float", "text-float") as e:
+        e.tool("add", {}, 10, 20, result='{"sum": 5.0}')
+        e.tool("add", {}, 30, 40, result='{"sum": 5}', error=True)
+    with emit.run("text-words", "text-words") as e:  # text that is not JSON is the text itself
+        e.tool("add", {}, 10, 20, result="done")
     with emit.run("order-ok", "order-ok") as e:  # other calls between, and a quote of another sku
         e.tool("search", {}, 10, 20)
         e.tool("log", {}, 30, 40)
@@ -328,3 +346,13 @@ def test_several_result_rules_need_a_call_each(verdicts: dict[Any, dict[str, Any
         in (one["reason"])
     )
     assert verdicts[("two-refused", "two-results")]["passed"] is False
+
+
+def test_a_result_compared_as_text_keeps_number_text(verdicts: dict[Any, dict[str, Any]]) -> None:
+    assert verdicts[("text-int", "as-text")]["passed"] is True
+    assert verdicts[("text-words", "as-text")]["passed"] is True
+    floated = verdicts[("text-float", "as-text")]
+    assert floated["passed"] is False
+    assert 'text: "{\\"sum\\": 5.0}" is not any of' in floated["reason"]
+    assert verdicts[("text-int", "as-value")]["passed"] is True
+    assert verdicts[("text-float", "as-value")]["passed"] is True  # JSON values: 5.0 is 5

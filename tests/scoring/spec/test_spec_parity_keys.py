@@ -53,6 +53,10 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "results.a.0.valeu: unknown key; did you mean 'value'? known keys are value,",
         ),
         ("results: {a: 5}", "results.a: Input should be a valid dictionary"),
+        (
+            "results: {a: {text: '5'}}",
+            "results.a.text: a rule is a mapping such as {any_of: ['5']}",
+        ),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
