@@ -160,7 +160,7 @@ def results(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     each met by a clean execution of its own)."""
     checks = []
     for tool, rule in (spec.results or {}).items():
-        calls = evidence.clean_of(tool)
+        calls = evidence.clean_in_scope(spec, "results", tool)
         if isinstance(rule, list):
             checks.append(_several(tool, rule, calls))
             continue
@@ -177,7 +177,7 @@ def result_shape(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     for tool, rule in (spec.results or {}).items():
         if isinstance(rule, list) or "shape" not in rule.model_fields_set:
             continue
-        calls = evidence.clean_of(tool)
+        calls = evidence.clean_in_scope(spec, "results", tool)
         failures = []
         for call in calls:
             captured, value = call.result

@@ -7,6 +7,7 @@ state snapshot at the end of a turn (`state`). Every model refuses unknown keys,
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
@@ -198,38 +199,100 @@ def check_multiturn(key: str, value: Any) -> Any:
     return value
 
 
+# What a spec being validated is part of: a turn of a conversation spec, its `conversation` checks, or
+# neither (None: a spec of runs). Set around the validation of `turns` and `conversation` (specs.py), so
+# the keys that only a turn can hold are refused elsewhere.
+PART_OF: ContextVar[str | None] = ContextVar("tracescore_spec_part_of", default=None)
+
+# `- unchecked` in `turns`: a turn BFCL checks nothing in (its ground truth is empty).
+UNCHECKED = "unchecked"
+
+
+def _inherit(given: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+    # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
+    inherited = {"name": name, "select": {}, "profile": "default"}
+    for key in ("name", "select", "turns", "profile", "conversation"):
+        if key in given and given[key] == inherited.get(key, ...):
+            continue
+        if key in given:
+            raise ValueError(
+                f"{where} sets {key}: it takes it from the conversation spec, remove it from there"
+            )
+    return {"name": name, **given}
+
+
 def named_turns(data: Any) -> Any:
-    """A conversation spec's raw `turns`, each turn named after the spec and its place (a turn is a spec
-    of its own and takes its name, select and profile from the conversation spec)."""
-    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+    """A conversation spec's raw `turns` (and `conversation` checks), each named after the spec and its
+    place (a turn is a spec of its own and takes its name, select and profile from the conversation
+    spec); `- unchecked` is a turn that checks nothing."""
+    if not isinstance(data, dict):
+        return data
+    name = data.get("name") if isinstance(data.get("name"), str) else "spec"
+    if isinstance(data.get("conversation"), dict):
+        data = {
+            **data,
+            "conversation": _inherit(data["conversation"], f"{name} conversation", "conversation"),
+        }
+    if not isinstance(data.get("turns"), list):
         return data
     if not data["turns"]:
         raise ValueError("turns is empty: give one mapping of checks per turn, or remove the key")
-    name = data.get("name") if isinstance(data.get("name"), str) else "spec"
     turns = []
     for index, given in enumerate(data["turns"], 1):
         turn = given
-        if isinstance(given, dict):
-            # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
-            inherited = {"name": f"{name} turn {index}", "select": {}, "profile": "default"}
-            for key in ("name", "select", "turns", "profile"):
-                if key in given and given[key] == inherited.get(key, ...):
-                    continue
-                if key in given:
-                    raise ValueError(
-                        f"turns[{index - 1}] sets {key}: a turn takes it from the conversation spec, "
-                        "remove it from the turn"
-                    )
-            turn = {"name": f"{name} turn {index}", **given}
+        if given == UNCHECKED:
+            turn = {"name": f"{name} turn {index}", "unchecked": True}
+        elif isinstance(given, dict):
+            turn = _inherit(given, f"{name} turn {index}", f"turns[{index - 1}]")
         elif given is None:
             turn = {"name": f"{name} turn {index}"}  # `- ` alone in YAML: refused below, by name
         turns.append(turn)
     return {**data, "turns": turns}
 
 
+def check_part_keys(spec: Any) -> bool:
+    """Refuse `unchecked` and `conversation_scope` outside a turn, and an unchecked turn that checks
+    something; True when the spec is an unchecked turn (which checks nothing, on purpose)."""
+    part = PART_OF.get()
+    if part == "conversation" and spec.schema_ == "from_trace":
+        raise ValueError(
+            "schema: from_trace reads one run's tool definitions: give the schemas in conversation, "
+            "or use from_trace in a turn"
+        )
+    if spec.conversation_scope is not None:
+        if part != "turn":
+            raise ValueError(
+                "conversation_scope lets a turn's checks see the earlier turns: it belongs in a turn of "
+                "a spec with turns"
+            )
+        unset = [key for key in spec.conversation_scope if getattr(spec, key) is None]
+        if unset:
+            raise ValueError(
+                f"conversation_scope names {', '.join(unset)}, which this turn does not check: "
+                "remove it from conversation_scope or add the check"
+            )
+    if spec.unchecked is None:
+        return False
+    if part != "turn":
+        raise ValueError("unchecked marks a turn of a spec with turns that checks nothing: give checks here")
+    # Defaults written out (a spec dumped and read back) are not checks.
+    fields = type(spec).model_fields
+    checked = sorted(
+        k
+        for k in spec.model_fields_set
+        if k not in ("name", "select", "profile", "unchecked") and getattr(spec, k) != fields[k].default
+    )
+    if checked:
+        raise ValueError(
+            f"an unchecked turn checks nothing, but this one sets {', '.join(checked)}: remove "
+            "them or unchecked"
+        )
+    return True
+
+
 # What a spec with `turns` may say at its top level: which conversations it judges and the flows that
 # span them; every other check belongs to a turn.
-_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows"})
+_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows", "conversation"})
 
 
 def check_conversation_keys(given: dict[str, Any]) -> None:
@@ -242,5 +305,6 @@ def check_conversation_keys(given: dict[str, Any]) -> None:
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)} at the top of a spec with turns: a conversation spec holds name, "
-            "select, turns and flows; move each check into the turn it is about"
+            "select, turns, flows and conversation; move each check into the turn it is about (or into "
+            "conversation, for the whole conversation)"
         )

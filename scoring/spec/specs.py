@@ -15,6 +15,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -34,11 +35,13 @@ from scoring.spec.check_models import (
 )
 from scoring.spec.jsonschema import schema_problem
 from scoring.spec.multiturn_models import (
+    PART_OF,
     Flow,
     IdempotentWrites,
     ResultRules,
     check_conversation_keys,
     check_multiturn,
+    check_part_keys,
     named_turns,
 )
 
@@ -121,11 +124,32 @@ class Spec(BaseModel):
     state: dict[str, Rule] | None = None
     # A conversation spec: one spec of checks per turn, judged against the conversation's runs in order.
     turns: list[Spec] | None = None
+    # Beside `turns`: checks judged against the whole conversation's executions (issue 31).
+    conversation: Spec | None = None
+    # In a turn: a turn that checks nothing (`- unchecked`); checks that also see the earlier turns.
+    unchecked: Literal[True] | None = None
+    conversation_scope: list[Literal["results", "calls"]] | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _turn_names(cls, data: Any) -> Any:
         return named_turns(data)
+
+    @field_validator("turns", "conversation", mode="wrap")
+    @classmethod
+    def _part(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        token = PART_OF.set("turn" if info.field_name == "turns" else "conversation")
+        try:
+            return handler(value)
+        finally:
+            PART_OF.reset(token)
+
+    @field_validator("conversation_scope")
+    @classmethod
+    def _scope_keys(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and (not value or len(set(value)) != len(value)):
+            raise ValueError("conversation_scope lists results, calls or both, each once")
+        return value
 
     @field_validator("results", "flows", "state")
     @classmethod
@@ -247,6 +271,12 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
+        if check_part_keys(self):
+            return self  # an unchecked turn: it checks nothing, as asked
+        if self.conversation is not None and self.turns is None:
+            raise ValueError(
+                "conversation holds checks of a whole conversation: it goes beside turns in a spec with turns"
+            )
         if self.turns is not None:
             given = {k: getattr(self, k) for k in self.model_fields_set}
             check_conversation_keys({"schema" if k == "schema_" else k: v for k, v in given.items()})

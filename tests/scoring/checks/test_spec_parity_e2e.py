@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,31 @@ SPECS: list[dict[str, Any]] = [
         "select": {"task": ["text-int", "text-float"]},
         "results": {"add": {"value": {"any_of": [{"sum": 5}]}}},
     },
+    # BFCL's multi-turn rules: a result from this turn or an earlier one (conversation_scope), a turn
+    # that checks nothing (unchecked), and checks of the whole conversation beside the turns.
+    {
+        "name": "conv-scoped",
+        "select": {"task": "conv"},
+        "turns": [
+            {"results": {"create": {"values": {"id": {"any_of": ["f1"]}}}}},
+            "unchecked",
+            {
+                "expected_tools": ["save"],
+                "results": {"create": {"values": {"id": {"any_of": ["f1"]}}}},
+                "conversation_scope": ["results"],
+            },
+        ],
+        "conversation": {"calls": {"create": {"exactly": 1}}, "forbidden_tools": ["wipe"]},
+    },
+    {
+        "name": "conv-this-turn",
+        "select": {"task": "conv"},
+        "turns": [
+            {"results": {"create": {"values": {"id": {"any_of": ["f1"]}}}}},
+            {"expected_tools": ["lookup"]},
+            {"expected_tools": ["save"], "results": {"create": {"values": {"id": {"any_of": ["f1"]}}}}},
+        ],
+    },
     # trajectory subsequence: the reference in order, other calls between.
     {
         "name": "in-order",
@@ -110,6 +137,7 @@ class Emitter:
     def __init__(self, tracer: Tracer) -> None:
         self.tracer = tracer
         self.parent: otel_context.Context | None = None
+        self.offset_ms = 0  # the current run's start: tool times are after it
 
     def tool(
         self,
@@ -129,11 +157,14 @@ class Emitter:
         if result is not None:
             attributes["gen_ai.tool.call.result"] = result
         span = self.tracer.start_span(
-            f"execute_tool {name}", context=self.parent, attributes=attributes, start_time=_at(start_ms)
+            f"execute_tool {name}",
+            context=self.parent,
+            attributes=attributes,
+            start_time=_at(self.offset_ms + start_ms),
         )
         if error:
             span.set_status(Status(StatusCode.ERROR, "refused"))
-        span.end(end_time=_at(end_ms))
+        span.end(end_time=_at(self.offset_ms + end_ms))
 
     def run(self, task: str, run: str, **extra: Any) -> _Run:
         return _Run(self, task, run, extra)
@@ -159,6 +190,7 @@ class _Run:
         start = self.extra.get("tracescore.turn.index", 0) * 10_000
         self.span = self.emitter.tracer.start_span("shop.run", attributes=attributes, start_time=_at(start))
         self.emitter.parent = trace.set_span_in_context(self.span)
+        self.emitter.offset_ms = start
         return self.emitter
 
     def __exit__(self, *_: object) -> None:
@@ -221,6 +253,27 @@ def _emit(emit: Emitter) -> None:
         e.tool("quote", {"sku": "A-1"}, 30, 40, error=True)
         e.tool("refund", {}, 50, 60)
 
+    for conversation, create_failed, wipe in (
+        ("conv-ok", False, False),
+        ("conv-refused", True, False),
+        ("conv-wiped", False, True),
+    ):
+        turns = [["create"], ["chat"], ["save"]]
+        for index, tools in enumerate(turns, 1):
+            attributes = {"gen_ai.conversation.id": conversation, "tracescore.turn.index": index}
+            if index == len(turns):
+                attributes["tracescore.turn.last"] = True
+            with emit.run("conv", f"{conversation}-{index}", **attributes) as e:
+                for tool in tools:
+                    if tool == "create":
+                        e.tool("create", {}, 10, 20, result='{"id": "f1"}', error=create_failed)
+                    elif tool == "chat":  # turn 2 checks nothing: whatever it does passes
+                        e.tool("lookup", {}, 10, 20, error=True)
+                    else:
+                        e.tool("save", {"folder": "f1"}, 10, 20)
+                        if wipe:
+                            e.tool("wipe", {}, 30, 40)
+
 
 def _key(verdict: dict[str, Any]) -> tuple[str, str]:
     return verdict["run_id"].removeprefix("run-"), verdict["spec"]
@@ -237,6 +290,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
         _emit(Emitter(tp.get_tracer("tests.parity")))
         tp.force_flush()
         tp.shutdown()
+        _await_conversations(server, CONVERSATIONS)
     finally:
         assert server.stop() == 0, server.log()
     online = {
@@ -245,6 +299,21 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
     batch = _score(server.db, spec_file)
     assert {k: _comparable(v) for k, v in online.items()} == {k: _comparable(v) for k, v in batch.items()}
     yield batch
+
+
+CONVERSATIONS = 3 * 2  # three conversations, two conversation specs
+
+
+def _await_conversations(server: ServeProcess, expected: int) -> None:
+    """Online, a conversation is judged when its marked last turn completes: wait for the verdicts."""
+    deadline = time.monotonic() + 30
+    url = f"http://127.0.0.1:{server.http_port}/api/v1/verdicts?task=conv&limit=100"
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            if sum(1 for v in json.loads(answer.read()) if v.get("conversation_id")) >= expected:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"conversation verdicts missing:\n{server.log()}")
 
 
 def _comparable(verdict: dict[str, Any]) -> dict[str, Any]:
@@ -356,3 +425,37 @@ def test_a_result_compared_as_text_keeps_number_text(verdicts: dict[Any, dict[st
     assert 'text: "{\\"sum\\": 5.0}" is not any of' in floated["reason"]
     assert verdicts[("text-int", "as-value")]["passed"] is True
     assert verdicts[("text-float", "as-value")]["passed"] is True  # JSON values: 5.0 is 5
+
+
+def _conversation(verdicts: dict[Any, dict[str, Any]], conversation: str, spec: str) -> dict[str, Any]:
+    [verdict] = [
+        v for (run, s), v in verdicts.items() if s == spec and v.get("conversation_id") == conversation
+    ]
+    return verdict
+
+
+def test_a_turn_may_take_its_results_from_earlier_turns(verdicts: dict[Any, dict[str, Any]]) -> None:
+    ok = _conversation(verdicts, "conv-ok", "conv-scoped")
+    assert ok["passed"] is True, ok["reason"]
+    assert [t["passed"] for t in ok["turns"]] == [True, True, True]
+    assert ok["turns"][1]["checks"] == []  # unchecked: its refused lookup fails nothing
+    # Without conversation_scope the result of turn 1 is not seen in turn 3; turn 2's lookup was refused.
+    this_turn = _conversation(verdicts, "conv-ok", "conv-this-turn")
+    assert [t["passed"] for t in this_turn["turns"]] == [True, False, False]
+    # A refused create satisfies nothing, in its turn or any later one, nor the conversation's count.
+    refused = _conversation(verdicts, "conv-refused", "conv-scoped")
+    assert [t["passed"] for t in refused["turns"]] == [False, True, False]
+    assert "conversation failed: create ran cleanly 0 time(s); expected exactly 1" in refused["reason"]
+
+
+def test_conversation_checks_span_every_turn(verdicts: dict[Any, dict[str, Any]]) -> None:
+    ok = _conversation(verdicts, "conv-ok", "conv-scoped")
+    assert [(c["kind"], c["target"], c["satisfied"]) for c in ok["checks"]] == [
+        ("turns", "count", True),
+        ("calls", "create", True),
+    ]
+    wiped = _conversation(verdicts, "conv-wiped", "conv-scoped")
+    assert [t["passed"] for t in wiped["turns"]] == [True, True, True]
+    assert wiped["passed"] is False
+    assert [g["kind"] for g in wiped["gates"] if not g["satisfied"]] == ["forbidden_tools"]
+    assert "conversation failed: " in wiped["reason"]

@@ -57,6 +57,43 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "results: {a: {text: '5'}}",
             "results.a.text: a rule is a mapping such as {any_of: ['5']}",
         ),
+        (
+            "unchecked: true",
+            "unchecked marks a turn of a spec with turns that checks nothing: give checks here",
+        ),
+        (
+            "turns: [{unchecked: true, calls: {a: {min: 1}}}]",
+            "an unchecked turn checks nothing, but this one sets calls",
+        ),
+        ("turns: [{unchecked: false}]", "turns.0.unchecked: Input should be True"),
+        ("turns: [unchekced]", "turns.0: Input should be a valid dictionary"),
+        ("expected_tools: [a]\nconversation_scope: [results]", "conversation_scope lets a turn's checks see"),
+        (
+            "turns: [{expected_tools: [a], conversation_scope: [calls]}]",
+            "conversation_scope names calls, which",
+        ),
+        (
+            "turns: [{results: {a: {}}, conversation_scope: [state]}]",
+            "turns.0.conversation_scope.0: Input should be",
+        ),
+        (
+            "turns: [{results: {a: {}}, conversation_scope: []}]",
+            "conversation_scope lists results, calls or both",
+        ),
+        ("expected_tools: [a]\nconversation: {expected_tools: [a]}", "conversation holds checks of a whole"),
+        (
+            "turns: [{expected_tools: [a]}]\nconversation: {name: x, expected_tools: [a]}",
+            "conversation sets name",
+        ),
+        (
+            "turns: [{expected_tools: [a]}]\nconversation: {schema: from_trace}",
+            "schema: from_trace reads one run",
+        ),
+        ("turns: [{expected_tools: [a]}]\nconversation: {}", "conversation: this spec checks nothing"),
+        (
+            "turns: [{expected_tools: [a]}]\nconversation: {expected_tool: [a]}",
+            "conversation.expected_tool: unknown key",
+        ),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
