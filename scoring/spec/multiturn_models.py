@@ -234,9 +234,15 @@ def named_turns(data: Any) -> Any:
             "conversation": _inherit(data["conversation"], f"{name} conversation", "conversation"),
         }
     if not isinstance(data.get("turns"), list):
+        if data.get("multi_turn") is not None:
+            raise ValueError(
+                "multi_turn: bfcl sets how the turns of a spec with turns are judged: "
+                "put it at the top of one"
+            )
         return data
     if not data["turns"]:
         raise ValueError("turns is empty: give one mapping of checks per turn, or remove the key")
+    bfcl = data.get("multi_turn") == "bfcl"
     turns = []
     for index, given in enumerate(data["turns"], 1):
         turn = given
@@ -244,10 +250,24 @@ def named_turns(data: Any) -> Any:
             turn = {"name": f"{name} turn {index}", "unchecked": True}
         elif isinstance(given, dict):
             turn = _inherit(given, f"{name} turn {index}", f"turns[{index - 1}]")
+            if bfcl and not turn.get("unchecked"):
+                turn = bfcl_turn(turn)
         elif given is None:
             turn = {"name": f"{name} turn {index}"}  # `- ` alone in YAML: refused below, by name
         turns.append(turn)
     return {**data, "turns": turns}
+
+
+def bfcl_turn(turn: dict[str, Any]) -> dict[str, Any]:
+    """A checked turn as BFCL's multi_turn_checker judges one: the model made some call in it (else
+    `multi_turn:empty_turn_model_response`), and its expected results may come from this turn or any
+    earlier one (`response_checker` over every turn's results so far). What the turn says itself wins."""
+    turn = dict(turn)
+    if "expect_no_tool_calls" not in turn:
+        turn.setdefault("expect_tool_call", True)
+    if "results" in turn:
+        turn.setdefault("conversation_scope", ["results"])
+    return turn
 
 
 def check_part_keys(spec: Any) -> bool:
@@ -292,7 +312,7 @@ def check_part_keys(spec: Any) -> bool:
 
 # What a spec with `turns` may say at its top level: which conversations it judges and the flows that
 # span them; every other check belongs to a turn.
-_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows", "conversation"})
+_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows", "conversation", "multi_turn"})
 
 
 def check_conversation_keys(given: dict[str, Any]) -> None:
@@ -305,6 +325,6 @@ def check_conversation_keys(given: dict[str, Any]) -> None:
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)} at the top of a spec with turns: a conversation spec holds name, "
-            "select, turns, flows and conversation; move each check into the turn it is about (or into "
-            "conversation, for the whole conversation)"
+            "select, turns, flows, conversation and multi_turn; move each check into the turn it is "
+            "about (or into conversation, for the whole conversation)"
         )

@@ -126,6 +126,8 @@ class Spec(BaseModel):
     turns: list[Spec] | None = None
     # Beside `turns`: checks judged against the whole conversation's executions (issue 31).
     conversation: Spec | None = None
+    # At the top of a spec with turns: set each checked turn as BFCL's multi-turn checker judges it.
+    multi_turn: Literal["bfcl"] | None = None
     # In a turn: a turn that checks nothing (`- unchecked`); checks that also see the earlier turns.
     unchecked: Literal[True] | None = None
     conversation_scope: list[Literal["results", "calls"]] | None = None

@@ -75,3 +75,31 @@ def test_per_key_credit_counts_beside_whole_checks() -> None:
     assert v.value == (0.25 + 0) / 2
     v = verdict({**per_key("subset", a=1, b=2), "pass_threshold": 0.5}, ex("f", {"a": 1}))
     assert (v.value, v.passed) == (0.5, True)
+
+
+def test_multi_turn_bfcl_fills_in_what_a_turn_does_not_say() -> None:
+    spec = Spec.model_validate(
+        {
+            "name": "c",
+            "multi_turn": "bfcl",
+            "turns": [
+                {"results": {"a": {}}},
+                "unchecked",
+                {"expect_no_tool_calls": True},
+                {
+                    "results": {"a": {}},
+                    "conversation_scope": ["results", "calls"],
+                    "calls": {"a": {"min": 1}},
+                },
+            ],
+        }
+    )
+    turns = spec.turns or []
+    assert [(t.expect_tool_call, t.conversation_scope) for t in turns] == [
+        (True, ["results"]),
+        (None, None),
+        (None, None),
+        (True, ["results", "calls"]),
+    ]
+    again = Spec.model_validate(spec.model_dump(mode="json", exclude_none=True))
+    assert again.fingerprint == spec.fingerprint

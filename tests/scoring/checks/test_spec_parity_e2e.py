@@ -119,6 +119,17 @@ SPECS: list[dict[str, Any]] = [
             {"expected_tools": ["save"], "results": {"create": {"values": {"id": {"any_of": ["f1"]}}}}},
         ],
     },
+    # multi_turn: bfcl sets each checked turn as BFCL does: some call made, results from any turn so far.
+    {
+        "name": "conv-bfcl",
+        "select": {"task": "conv"},
+        "multi_turn": "bfcl",
+        "turns": [
+            {"results": {"create": {"text": {"any_of": ['{"id": "f1"}']}}}},
+            "unchecked",
+            {"results": {"create": {"text": {"any_of": ['{"id": "f1"}']}}}},
+        ],
+    },
     # trajectory subsequence: the reference in order, other calls between.
     {
         "name": "in-order",
@@ -253,12 +264,14 @@ def _emit(emit: Emitter) -> None:
         e.tool("quote", {"sku": "A-1"}, 30, 40, error=True)
         e.tool("refund", {}, 50, 60)
 
-    for conversation, create_failed, wipe in (
-        ("conv-ok", False, False),
-        ("conv-refused", True, False),
-        ("conv-wiped", False, True),
-    ):
-        turns = [["create"], ["chat"], ["save"]]
+    runs = [
+        ("conv-ok", False, False, ["save"]),
+        ("conv-refused", True, False, ["save"]),
+        ("conv-wiped", False, True, ["save"]),
+        ("conv-quiet", False, False, []),  # turn 3 calls nothing
+    ]
+    for conversation, create_failed, wipe, last in runs:
+        turns = [["create"], ["chat"], last]
         for index, tools in enumerate(turns, 1):
             attributes = {"gen_ai.conversation.id": conversation, "tracescore.turn.index": index}
             if index == len(turns):
@@ -301,7 +314,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
     yield batch
 
 
-CONVERSATIONS = 3 * 2  # three conversations, two conversation specs
+CONVERSATIONS = 4 * 3  # four conversations, three conversation specs
 
 
 def _await_conversations(server: ServeProcess, expected: int) -> None:
@@ -459,3 +472,15 @@ def test_conversation_checks_span_every_turn(verdicts: dict[Any, dict[str, Any]]
     assert wiped["passed"] is False
     assert [g["kind"] for g in wiped["gates"] if not g["satisfied"]] == ["forbidden_tools"]
     assert "conversation failed: " in wiped["reason"]
+
+
+def test_multi_turn_bfcl_judges_each_checked_turn_as_bfcl(verdicts: dict[Any, dict[str, Any]]) -> None:
+    ok = _conversation(verdicts, "conv-ok", "conv-bfcl")
+    assert ok["passed"] is True, ok["reason"]
+    assert [c["kind"] for c in ok["turns"][2]["checks"]] == ["expect_tool_call", "results"]
+    # BFCL's multi_turn:empty_turn_model_response: turn 3's result is there from turn 1, but it made no call.
+    quiet = _conversation(verdicts, "conv-quiet", "conv-bfcl")
+    assert [t["passed"] for t in quiet["turns"]] == [True, True, False]
+    assert "expected a tool call, but no tool ran cleanly" in quiet["turns"][2]["reason"]
+    refused = _conversation(verdicts, "conv-refused", "conv-bfcl")
+    assert [t["passed"] for t in refused["turns"]] == [False, True, False]

@@ -94,6 +94,15 @@ from tests.scoring.spec.test_spec_catalogue import rejection
             "turns: [{expected_tools: [a]}]\nconversation: {expected_tool: [a]}",
             "conversation.expected_tool: unknown key",
         ),
+        (
+            "expected_tools: [a]\nmulti_turn: bfcl",
+            "multi_turn: bfcl sets how the turns of a spec with turns are judged: put it at the top of one",
+        ),
+        ("turns: [{expected_tools: [a]}]\nmulti_turn: true", "multi_turn: Input should be 'bfcl'"),
+        (
+            "turns: [{expected_tools: [a], multi_turn: bfcl}]",
+            "turns.0: multi_turn: bfcl sets how the turns",
+        ),
     ],
 )
 def test_mistakes_are_refused_naming_key_and_fix(tmp_path: Path, text: str, expected: str) -> None:
