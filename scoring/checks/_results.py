@@ -21,8 +21,8 @@ from scoring.checks._paths import dotted
 from scoring.checks._rules import compact, rule_failure
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
+from scoring.spec.check_models import ResultRule
 from scoring.spec.jsonschema import violations
-from scoring.spec.multiturn_models import ResultRule
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
 

@@ -5,7 +5,7 @@ parallel rounds, latency percentiles. Every model refuses unknown keys, like the
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -20,11 +20,9 @@ from pydantic import (
 )
 
 from scoring.spec._json import not_json
+from scoring.spec.jsonschema import schema_problem
 from scoring.spec.percentiles import PERCENTILES, window_seconds
 from scoring.spec.regex import pattern_problem
-
-if TYPE_CHECKING:
-    from scoring.spec.multiturn_models import ResultRule
 
 Number = StrictFloat | StrictInt
 # `true`: tracescore's folding; `bfcl`: BFCL's own checker (docs/checks.md, "BFCL mode").
@@ -179,6 +177,53 @@ class ArgumentRules(BaseModel):
         return check_rule_keys(values)
 
 
+def check_result_paths(values: dict[str, Rule]) -> dict[str, Rule]:
+    for key in values:
+        if not key or any(not part for part in key.split(".")):
+            raise ValueError(
+                f"result path {key!r} is not a key or dotted path (write items.0.id; for the whole "
+                "result use `value`)"
+            )
+    return values
+
+
+class ResultRule(BaseModel):
+    """`results: {TOOL: …}`: some clean execution of TOOL returned a result meeting every part given;
+    `{}` asks only that some clean execution's result was captured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+    value: Rule | None = None  # the whole result (a text result is a string)
+    # The result's text as the tool returned it: numbers as written (`5` is not `5.0`), BFCL's comparison.
+    text: Rule | None = None
+    values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    # BFCL's structure check: same dict keys and list lengths as this example, values not compared.
+    shape: Any = None
+
+    @field_validator("values")
+    @classmethod
+    def _paths(cls, values: dict[str, Rule] | None) -> dict[str, Rule] | None:
+        return None if values is None else check_result_paths(values)
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            problem = not_json(schema) or schema_problem(schema)
+            if problem:
+                raise ValueError(f"schema: {problem}")
+        return schema
+
+    @field_validator("shape")
+    @classmethod
+    def _json_shape(cls, shape: Any) -> Any:
+        problem = not_json(shape)
+        if problem:
+            raise ValueError(f"shape: {problem}")
+        return shape
+
+
 class TrajectoryItem(BaseModel):
     """One expected call of a trajectory: a tool name, optionally with argument rules (subset match)."""
 
@@ -190,7 +235,6 @@ class TrajectoryItem(BaseModel):
     # its answer does not name.
     mode: Literal["subset", "exact"] | None = None
     # What this same call must have returned (`results`' rules, bound to the call that met `values`).
-    # Resolved in scoring/spec/multiturn_models.py, which defines ResultRule on top of Rule.
     result: ResultRule | None = None
 
     @field_validator("values")

@@ -12,61 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from scoring.spec._json import not_json
-from scoring.spec.check_models import Rule, Trajectory, TrajectoryItem, check_tool_names
-from scoring.spec.jsonschema import schema_problem
-
-
-def check_result_paths(values: dict[str, Rule]) -> dict[str, Rule]:
-    for key in values:
-        if not key or any(not part for part in key.split(".")):
-            raise ValueError(
-                f"result path {key!r} is not a key or dotted path (write items.0.id; for the whole "
-                "result use `value`)"
-            )
-    return values
-
-
-class ResultRule(BaseModel):
-    """`results: {TOOL: …}`: some clean execution of TOOL returned a result meeting every part given;
-    `{}` asks only that some clean execution's result was captured."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
-
-    value: Rule | None = None  # the whole result (a text result is a string)
-    # The result's text as the tool returned it: numbers as written (`5` is not `5.0`), BFCL's comparison.
-    text: Rule | None = None
-    values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    # BFCL's structure check: same dict keys and list lengths as this example, values not compared.
-    shape: Any = None
-
-    @field_validator("values")
-    @classmethod
-    def _paths(cls, values: dict[str, Rule] | None) -> dict[str, Rule] | None:
-        return None if values is None else check_result_paths(values)
-
-    @field_validator("schema_")
-    @classmethod
-    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            problem = not_json(schema) or schema_problem(schema)
-            if problem:
-                raise ValueError(f"schema: {problem}")
-        return schema
-
-    @field_validator("shape")
-    @classmethod
-    def _json_shape(cls, shape: Any) -> Any:
-        problem = not_json(shape)
-        if problem:
-            raise ValueError(f"shape: {problem}")
-        return shape
-
-
-# A trajectory item may carry a result rule (check_models cannot import this module: it imports that one).
-TrajectoryItem.model_rebuild(_types_namespace={"ResultRule": ResultRule})
-Trajectory.model_rebuild(_types_namespace={"ResultRule": ResultRule})
+from scoring.spec.check_models import ResultRule, check_tool_names
 
 # A branch of a tagged union: pydantic puts the tag in an error's location, which the spec's messages
 # leave out (scoring/spec/_messages.py), so no tool or key name can be mistaken for it.
@@ -270,10 +216,29 @@ def bfcl_turn(turn: dict[str, Any]) -> dict[str, Any]:
     return turn
 
 
+def check_share_or_scope(key: str, value: Any) -> Any:
+    """`pass_threshold` (a share of the checks) and `conversation_scope` (checks named once each)."""
+    if value is None:
+        return None
+    if key == "pass_threshold" and not 0 < value <= 1:  # NaN too
+        raise ValueError(
+            "pass_threshold is a share of the checks, more than 0 and at most 1 (0.5 passes half), "
+            f"got {value}"
+        )
+    if key == "conversation_scope" and (not value or len(set(value)) != len(value)):
+        raise ValueError("conversation_scope lists results, calls or both, each once")
+    return value
+
+
 def check_part_keys(spec: Any) -> bool:
     """Refuse `unchecked` and `conversation_scope` outside a turn, and an unchecked turn that checks
     something; True when the spec is an unchecked turn (which checks nothing, on purpose)."""
     part = PART_OF.get()
+    if spec.profile == "reliability_eval" and spec.pass_threshold is not None:
+        raise ValueError(
+            "pass_threshold has no place in profile reliability_eval (its verdicts have no value): "
+            "remove it, or use profile: default"
+        )
     if part == "conversation" and spec.schema_ == "from_trace":
         raise ValueError(
             "schema: from_trace reads one run's tool definitions: give the schemas in conversation, "

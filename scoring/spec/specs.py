@@ -42,6 +42,7 @@ from scoring.spec.multiturn_models import (
     check_conversation_keys,
     check_multiturn,
     check_part_keys,
+    check_share_or_scope,
     named_turns,
 )
 
@@ -146,27 +147,15 @@ class Spec(BaseModel):
         finally:
             PART_OF.reset(token)
 
-    @field_validator("conversation_scope")
+    @field_validator("pass_threshold", "conversation_scope")
     @classmethod
-    def _scope_keys(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and (not value or len(set(value)) != len(value)):
-            raise ValueError("conversation_scope lists results, calls or both, each once")
-        return value
+    def _issue_31(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_share_or_scope(str(info.field_name), value)
 
     @field_validator("results", "flows", "state")
     @classmethod
     def _multiturn(cls, value: Any, info: ValidationInfo) -> Any:
         return check_multiturn(str(info.field_name), value)
-
-    @field_validator("pass_threshold")
-    @classmethod
-    def _share(cls, value: float | None) -> float | None:
-        if value is not None and not 0 < value <= 1:  # NaN too
-            raise ValueError(
-                f"pass_threshold is a share of the checks, more than 0 and at most 1 (0.5 passes half), "
-                f"got {value}"
-            )
-        return value
 
     @field_validator("expected_tools", "forbidden_tools", "ignore_tools", mode="before")
     @classmethod
@@ -290,11 +279,6 @@ class Spec(BaseModel):
                         f"{key} is not checked by profile reliability_eval (Agno's ReliabilityEval has no "
                         f"{key} check): remove it, or use profile: default"
                     )
-        if reliability and self.pass_threshold is not None:
-            raise ValueError(
-                "pass_threshold has no place in profile reliability_eval (its verdicts have no value): "
-                "remove it, or use profile: default"
-            )
         if self.expect_no_tool_calls and self.expect_tool_call:
             raise ValueError("expect_no_tool_calls and expect_tool_call contradict each other: keep one")
         if self.expect_no_tool_calls and self.expected_tools:
