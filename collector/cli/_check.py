@@ -76,7 +76,7 @@ def _tools_named(spec: Spec) -> set[str]:
     if spec.latency is not None:
         for bounds in (spec.latency.max_ms, spec.latency.p50_ms, spec.latency.p95_ms, spec.latency.p99_ms):
             names |= {tool for tool in bounds or {} if tool != "*"}
-    for turn in spec.turns or []:
+    for turn in [*(spec.turns or []), *([spec.conversation] if spec.conversation else [])]:
         names |= _tools_named(turn)
     return names
 

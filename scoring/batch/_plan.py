@@ -55,6 +55,8 @@ def not_compiled(spec: Spec) -> str | None:
         return f"profile {spec.profile}"
     if spec.ignore_tools:
         return "ignore_tools"
+    if spec.pass_threshold is not None:
+        return "pass_threshold"
     if not _checks_are_built_in():
         return "a check registered outside tracescore"
     for key in (*CATALOGUE_KEYS, *MULTITURN_KEYS):

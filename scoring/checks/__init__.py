@@ -21,6 +21,7 @@ Public:
 - `latency_history`: `samples`, `evaluate`, `nearest_rank`, `DETAIL_KEY`.
 - `matching`: `matches_subset`, `json_equal`.
 - `flows`: the `flows` check, and `judge_flow` (a conversation's flows are judged turn by turn).
+- `credit`: `credit`, what one check counts for in a verdict's value (1, 0, or a per-key score).
 
 Private: `_schema_check`, `_rules`, `_counts`, `_trajectory`, `_parallel`, `_requests_check`,
 `_results`, `_flows_check`, `_idempotent`, `_state` (the catalogue's checks), `_paths` (dotted paths and JSON

@@ -23,7 +23,7 @@ def calls(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     results = []
     for tool, count in (spec.calls or {}).items():
         low, high = count.bounds
-        ran = len(evidence.clean_of(tool))
+        ran = len(evidence.clean_in_scope(spec, "calls", tool))
         ok = ran >= low and (high is None or ran <= high)
         detail = f"{tool} ran cleanly {ran} time(s); expected {_wanted(low, high)}"
         states = attempt_states(tool, evidence) if ran < low else []

@@ -16,14 +16,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from scoring.checks._bipartite import matching_size, max_matching
 from scoring.checks._paths import dotted
 from scoring.checks._rules import compact, rule_failure
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
+from scoring.spec.check_models import ResultRule
 from scoring.spec.jsonschema import violations
-from scoring.spec.multiturn_models import ResultRule
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
+
+
+def result_text(call: Execution) -> str | None:
+    """The result's text as the tool returned it (None: not captured). Text that is not JSON is stored
+    as a JSON string (and held as itself on the live path): either way that string is the text; JSON
+    text is kept as written, so `5.0` stays `5.0`."""
+    if call.result_text is None:
+        return None
+    captured, value = call.result
+    return value if captured and isinstance(value, str) else call.result_text
 
 
 def result_failures(rule: ResultRule, call: Execution) -> list[str]:
@@ -32,6 +43,8 @@ def result_failures(rule: ResultRule, call: Execution) -> list[str]:
     if not captured:
         return ["the result was not captured (content capture off?)"]
     failures = []
+    if rule.text is not None and (failure := rule_failure("text", rule.text, True, result_text(call))):
+        failures.append(failure)
     if rule.value is not None and (failure := rule_failure("result", rule.value, True, value)) is not None:
         failures.append(failure)
     if rule.values:
@@ -106,12 +119,51 @@ def _one_tool(
     return CheckResult(kind, tool, winner is not None, detail, expected, observed)
 
 
+def _several(tool: str, rules: list[ResultRule], calls: list[Execution]) -> CheckResult:
+    """Each rule met by a distinct clean call, paired by a maximum matching (first fit would fail a
+    run whose calls meet the rules only in another order)."""
+    failures = [[result_failures(rule, call) for rule in rules] for call in calls]
+    edges = [[j for j in range(len(calls)) if not failures[j][i]] for i in range(len(rules))]
+    pairing = max_matching(len(rules), len(calls), edges)
+    met = matching_size(pairing)
+    paired = [calls[j].span_id if j >= 0 else None for j in pairing]
+    if met == len(rules):
+        detail = (
+            f"each of the {len(rules)} result rules of {tool} is met by its own clean call "
+            f"({', '.join(str(p) for p in paired)})"
+        )
+    else:
+        unmet = [i for i, j in enumerate(pairing) if j < 0]
+        first = unmet[0]
+        if calls:
+            best = min(range(len(calls)), key=lambda j: len(failures[j][first]))
+            closest = (
+                f"; rule {first + 1} closest: call {calls[best].span_id}: {'; '.join(failures[best][first])}"
+            )
+        else:
+            closest = ""
+        detail = (
+            f"{met} of {len(rules)} result rules of {tool} met by distinct clean calls ({len(calls)} clean "
+            f"call(s); rule(s) {', '.join(str(i + 1) for i in unmet)} unmet{closest})"
+        )
+    expected = [rule.model_dump(mode="json", exclude_none=True) for rule in rules]
+    observed = {
+        "paired": paired,
+        "calls": [{"span_id": c.span_id, "broken": f} for c, f in zip(calls, failures, strict=True)],
+    }
+    return CheckResult("results", tool, met == len(rules), detail, expected, observed)
+
+
 @register_check("results")
 def results(spec: Spec, evidence: Scoped) -> list[CheckResult]:
-    """One check per tool: some clean execution's result meets every rule given."""
+    """One check per tool: some clean execution's result meets every rule given (a list of rules:
+    each met by a clean execution of its own)."""
     checks = []
     for tool, rule in (spec.results or {}).items():
-        calls = evidence.clean_of(tool)
+        calls = evidence.clean_in_scope(spec, "results", tool)
+        if isinstance(rule, list):
+            checks.append(_several(tool, rule, calls))
+            continue
         failures = [result_failures(rule, call) for call in calls]
         expected = rule.model_dump(mode="json", exclude_none=True, exclude={"shape"})
         checks.append(_one_tool("results", tool, calls, failures, expected))
@@ -123,9 +175,9 @@ def result_shape(spec: Spec, evidence: Scoped) -> list[CheckResult]:
     """One check per tool with a `shape`: some clean execution's result has the example's form."""
     checks = []
     for tool, rule in (spec.results or {}).items():
-        if "shape" not in rule.model_fields_set:
+        if isinstance(rule, list) or "shape" not in rule.model_fields_set:
             continue
-        calls = evidence.clean_of(tool)
+        calls = evidence.clean_in_scope(spec, "results", tool)
         failures = []
         for call in calls:
             captured, value = call.result

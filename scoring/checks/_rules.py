@@ -18,7 +18,7 @@ from typing import Any
 from scoring.checks import _bfcl
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
-from scoring.spec.check_models import Normalize, Rule
+from scoring.spec.check_models import ArgumentRules, Normalize, Rule
 from scoring.spec.regex import PatternError, fullmatch
 from scoring.spec.specs import Spec
 from scoring.verdict.record import CheckResult
@@ -167,6 +167,28 @@ def rules_failures(
     return failures
 
 
+def key_score(
+    values: Mapping[str, Rule],
+    mode: str,
+    arguments: Any,
+    arguments_valid: bool = True,
+    normalize: Normalize | None = None,
+) -> float:
+    """The share of the keys one call meets: met rules / rules (`subset`, Ragas's denominator), or met
+    rules / (rules + the call's keys beyond them) (`exact`, DeepEval's union of keys)."""
+    if not values and mode == "subset":
+        return 1.0
+    if not arguments_valid or not isinstance(arguments, dict):
+        return 0.0
+    met = sum(
+        1
+        for key, rule in values.items()
+        if rule_failure(key, rule, *lookup(arguments, key), normalize) is None
+    )
+    extra = len(_extra_keys(arguments, [key.split(".") for key in values])) if mode == "exact" else 0
+    return met / (len(values) + extra) if values or extra else 1.0
+
+
 def _closest(calls: list[Execution], failures: list[list[str]]) -> str:
     best = min(range(len(calls)), key=lambda i: len(failures[i]))
     return f"closest: call {calls[best].span_id}: {'; '.join(failures[best])}"
@@ -193,6 +215,25 @@ def argument_rules(spec: Spec, evidence: Scoped) -> list[CheckResult]:
                 f"no clean {tool} execution meets the argument rules ({len(calls)} clean call(s); "
                 f"{_closest(calls, failures)})"
             )
-        observed = [{"span_id": c.span_id, "broken": f} for c, f in zip(calls, failures, strict=True)]
+        observed: Any = [{"span_id": c.span_id, "broken": f} for c, f in zip(calls, failures, strict=True)]
+        if rules.score == "per_key":
+            observed, detail = _per_key(rules, calls, observed, detail, spec.normalize)
         results.append(CheckResult("argument_rules", tool, winner is not None, detail, expected, observed))
     return results
+
+
+def _per_key(
+    rules: ArgumentRules,
+    calls: list[Execution],
+    observed: list[dict[str, Any]],
+    detail: str,
+    normalize: Normalize | None,
+) -> tuple[dict[str, Any], str]:
+    """`score: per_key`: each call's share of the keys, and the best one as the check's `score`."""
+    scores = [key_score(rules.values, rules.mode, c.arguments, c.arguments_valid, normalize) for c in calls]
+    for entry, score in zip(observed, scores, strict=True):
+        entry["score"] = score
+    best = max(scores, default=0.0)
+    if best < 1:
+        detail += f" (per-key score {best:.4g})"
+    return {"score": best, "calls": observed}, detail

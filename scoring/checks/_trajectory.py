@@ -4,6 +4,9 @@ Unordered, subset and superset pair expected calls with executions by maximum bi
 agentevals' set modes and BFCL's parallel checker take the first execution that fits, which gives false
 negatives when acceptable values overlap (reference: [f(x∈{1,2}), f(x∈{1})] against [f(1), f(2)]).
 
+Subsequence finds the reference's calls in its order among the clean calls, others allowed between
+(DeepEval's ordering, without its partial credit); a parallel round's calls are a set there too.
+
 Strict compares the sequence, but not inside a parallel round: the calls one chat span requested
 together (the round of the request each execution answered, `tool_requests.round`) start in an order
 nobody chose, so they take their places side by side, at the start of the round's first call, and are
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.checks._bipartite import matching_size, max_matching
+from scoring.checks._results import result_failures
 from scoring.checks._rules import compact, rules_failures
 from scoring.checks.registry import Scoped, register_check
 from scoring.evidence.runs import Execution
@@ -25,18 +29,26 @@ from scoring.verdict.record import CheckResult
 
 
 def item_matches(item: TrajectoryItem, call: Execution, normalize: Normalize | None = None) -> bool:
-    """Same tool, and the call meets the item's argument rules (extra keys are fine unless the item's
-    mode is exact); `normalize` is the spec's."""
-    return call.tool_name == item.tool and not rules_failures(
-        item.values, item.mode or "subset", call.arguments, call.arguments_valid, normalize
+    """Same tool, the call meets the item's argument rules (extra keys are fine unless the item's mode
+    is exact; `normalize` is the spec's) and its result meets the item's result rule."""
+    return (
+        call.tool_name == item.tool
+        and not rules_failures(
+            item.values, item.mode or "subset", call.arguments, call.arguments_valid, normalize
+        )
+        and (item.result is None or not result_failures(item.result, call))
     )
 
 
 def describe(item: TrajectoryItem) -> str:
-    if not item.values:
-        return item.tool
-    values = {k: r.model_dump(mode="json", exclude_none=True) for k, r in item.values.items()}
-    return f"{item.tool} {compact(values)}"
+    text = item.tool
+    if item.values:
+        text += " " + compact(
+            {k: r.model_dump(mode="json", exclude_none=True) for k, r in item.values.items()}
+        )
+    if item.result is not None:
+        text += " returning " + compact(item.result.model_dump(mode="json", exclude_none=True))
+    return text
 
 
 def _in_order(executions: tuple[Execution, ...]) -> list[Execution]:
@@ -108,6 +120,42 @@ def _strict(
     return None
 
 
+def _longest_block(items: list[TrajectoryItem], group: list[Execution], normalize: Normalize | None) -> int:
+    """How many of `items`, from the first, the calls of one place can meet, each a distinct call (a
+    parallel round's calls are compared as a set)."""
+    for size in range(min(len(items), len(group)), 0, -1):
+        block = items[:size]
+        edges = [[j for j, call in enumerate(group) if item_matches(item, call, normalize)] for item in block]
+        if matching_size(max_matching(size, len(group), edges)) == size:
+            return size
+    return 0
+
+
+def _subsequence(
+    items: list[TrajectoryItem], places: list[list[Execution]], normalize: Normalize | None
+) -> tuple[str | None, dict[str, Any]]:
+    """The items in order, each met by a later place than the one before (other calls between are
+    fine). Each place takes the longest block of the items left that it can meet: a shorter rest of
+    the reference never fits the later places worse, so this finds an embedding whenever one exists."""
+    position, met_by = 0, list[str]()
+    for group in places:
+        if position == len(items):
+            break
+        size = _longest_block(items[position:], group, normalize)
+        met_by.extend(group[0].span_id for _ in range(size))
+        position += size
+    missing = [describe(item) for item in items[position:]]
+    observed: dict[str, Any] = {"matched": position, "unmatched_expected": missing}
+    if not missing:
+        return None, observed
+    after = f" after call {met_by[-1]}" if met_by else ""
+    problem = (
+        f"position {position + 1}: expected {describe(items[position])}, no matching clean call{after} "
+        f"({position} of {len(items)} expected call(s) met in order)"
+    )
+    return problem, observed
+
+
 def _matched(
     mode: str, items: list[TrajectoryItem], calls: list[Execution], normalize: Normalize | None
 ) -> tuple[str | None, dict[str, Any]]:
@@ -130,6 +178,7 @@ _MEANING = {
     "unordered": "the same calls in any order",
     "subset": "only calls from the reference",
     "superset": "every reference call",
+    "subsequence": "every reference call, in its order",
 }
 
 
@@ -148,6 +197,10 @@ def trajectory(spec: Spec, evidence: Scoped) -> list[CheckResult]:
         if parallel_rounds:  # what was compared as a set; absent when every place held one call
             observed["parallel_rounds"] = parallel_rounds
         problem = _strict(items, places, spec.normalize)
+    elif mode == "subsequence":
+        places = in_rounds(calls, rounds_of(evidence))
+        problem, matching = _subsequence(items, places, spec.normalize)
+        observed.update(matching)
     else:
         problem, matching = _matched(mode, items, calls, spec.normalize)
         observed.update(matching)

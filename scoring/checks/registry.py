@@ -39,6 +39,14 @@ class Scoped:
     def clean_of(self, tool: str) -> list[Execution]:
         return [e for e in self.executions if e.clean and e.tool_name == tool]
 
+    def clean_in_scope(self, spec: Spec, key: str, tool: str) -> list[Execution]:
+        """Clean executions of a tool for the check `key`: the earlier turns' first when the turn's
+        `conversation_scope` names the check (BFCL accepts a result from this turn or any before)."""
+        here = self.clean_of(tool)
+        if key not in (spec.conversation_scope or ()):
+            return here
+        return [e for e in self.earlier if e.clean and e.tool_name == tool] + here
+
 
 CheckFunction = Callable[[Spec, Scoped], list[CheckResult]]
 CHECKS: dict[str, CheckFunction] = {}

@@ -19,7 +19,7 @@ import duckdb
 
 from scoring.checks.flows import judge_flow
 from scoring.evidence.conversations import Conversation, complete_conversations, load_conversations
-from scoring.evidence.runs import Execution
+from scoring.evidence.runs import Evidence, Execution
 from scoring.judge.run import judge
 from scoring.spec.select import selects
 from scoring.spec.specs import Spec
@@ -86,6 +86,19 @@ def _turn(
     return TurnVerdict(index, evidence.run.run_id, passed, reason, tuple(checks))
 
 
+def whole_conversation(conversation: Conversation) -> Evidence:
+    """The conversation as one run: every turn's executions and requests, the first turn's run and tool
+    definitions, the last turn's state (the environment at the end)."""
+    first, last = conversation.turns[0], conversation.turns[-1]
+    return Evidence(
+        run=first.run,
+        executions=tuple(e for turn in conversation.turns for e in turn.executions),
+        requests=tuple(r for turn in conversation.turns for r in turn.requests),
+        definitions=first.definitions,
+        state=last.state,
+    )
+
+
 def judge_conversation(spec: Spec, conversation: Conversation) -> ConversationVerdict:
     turn_specs = spec.turns or []
     turns: list[TurnVerdict] = []
@@ -119,8 +132,19 @@ def judge_conversation(spec: Spec, conversation: Conversation) -> ConversationVe
             )
 
     notes = [c.detail for c in checks if not c.satisfied]
+    passed = all(c.satisfied for c in checks)
+    gates: tuple[CheckResult, ...] = ()
+    if spec.conversation is not None and conversation.turns:
+        # Judged as a run is, on every turn's executions; passes as its own spec says (its gates, and
+        # a pass_threshold there may pass it with checks unmet).
+        whole = judge(spec.conversation, whole_conversation(conversation))
+        checks.extend(whole.checks)
+        gates = whole.gates
+        if not whole.passed:
+            passed = False
+            notes.append(f"conversation failed: {whole.reason or 'its checks failed'}")
     notes.extend(f"turn {t.index} failed: {t.reason or 'its checks failed'}" for t in turns if not t.passed)
-    passed = all(c.satisfied for c in checks) and all(t.passed for t in turns)
+    passed = passed and all(t.passed for t in turns)
     first = conversation.turns[0].run if conversation.turns else None
     return ConversationVerdict(
         run_id=conversation.conversation_id,
@@ -133,6 +157,7 @@ def judge_conversation(spec: Spec, conversation: Conversation) -> ConversationVe
         value=sum(t.passed for t in turns) / max(expected, actual, 1),
         label="pass" if passed else "fail",
         checks=tuple(checks),
+        gates=gates,
         missing_tools=(),
         additional_tools=(),
         failed_argument_checks=(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scoring.checks import catalogue  # noqa: F401  (registers the check catalogue after the built-ins)
+from scoring.checks.credit import credit
 from scoring.checks.gates import additional_tools, forbidden_gate, strict_gate
 from scoring.checks.latency_history import DETAIL_KEY, samples
 from scoring.checks.reconcile import reconcile
@@ -31,6 +32,14 @@ def _nothing_applied(spec: Spec) -> list[str]:
     if spec.latency is not None and spec.latency.percentiles:
         notes.append("latency percentiles are judged per task over its runs (tracescore report)")
     return notes
+
+
+def _reached(spec: Spec, satisfied: int, total: int, value: float | None) -> bool:
+    """Every check satisfied, or, under `pass_threshold`, a value that reaches it (no check applied:
+    nothing failed, as without a threshold)."""
+    if spec.pass_threshold is None or value is None:
+        return satisfied == total
+    return value >= spec.pass_threshold
 
 
 def judge(spec: Spec, evidence: Evidence) -> Verdict:
@@ -61,8 +70,11 @@ def judge(spec: Spec, evidence: Evidence) -> Verdict:
         notes.append(f"{left_out} member execution(s) left out (scope: leader)")
 
     satisfied = sum(1 for c in checks if c.satisfied)
-    value = satisfied / len(checks) if checks else None
-    passed = satisfied == len(checks) and not failed_gates
+    value = sum(credit(c) for c in checks) / len(checks) if checks else None
+    passed = _reached(spec, satisfied, len(checks), value) and not failed_gates
+    if spec.pass_threshold is not None and value is not None and satisfied < len(checks):
+        reached = "reaches" if value >= spec.pass_threshold else "is below"
+        notes.append(f"value {value:.4g} {reached} pass_threshold {spec.pass_threshold:g}")
     missing = tuple(
         f"{c.target} ({'; '.join(c.observed)})" if c.observed else c.target
         for c in checks

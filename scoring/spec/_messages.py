@@ -10,9 +10,11 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
+_TAG = "\x00"  # scoring/spec/multiturn_models.py UNION_TAG: a union branch's tag, not a place in the spec
+
 
 def location(error: Any) -> str:
-    return ".".join(str(part) for part in error["loc"]) or "(spec)"
+    return ".".join(str(part) for part in error["loc"] if not str(part).startswith(_TAG)) or "(spec)"
 
 
 def _keys(model: type[BaseModel]) -> list[str]:
@@ -20,8 +22,10 @@ def _keys(model: type[BaseModel]) -> list[str]:
 
 
 def _members(annotation: Any) -> list[Any]:
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
     if typing.get_origin(annotation) in (Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
+        return [m for a in typing.get_args(annotation) if a is not type(None) for m in _members(a)]
     return [annotation]
 
 
@@ -44,7 +48,8 @@ def unknown_key(root: type[BaseModel], loc: tuple[Any, ...]) -> str:
     """An unknown key, and the keys known where it was found (argument_rules.T.values.K nests models)."""
     annotation: Any = root
     for part in loc[:-1]:
-        annotation = _step(annotation, part)
+        if not str(part).startswith(_TAG):
+            annotation = _step(annotation, part)
     models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
     known = _keys(models[0] if models else root)
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)

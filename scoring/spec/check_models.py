@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from scoring.spec._json import not_json
+from scoring.spec.jsonschema import schema_problem
 from scoring.spec.percentiles import PERCENTILES, window_seconds
 from scoring.spec.regex import pattern_problem
 
@@ -167,11 +168,60 @@ class ArgumentRules(BaseModel):
 
     mode: Literal["subset", "exact"] = "subset"
     values: dict[str, Rule]
+    # per_key: the check counts in `value` the share of keys its best call meets (DeepEval, Ragas).
+    score: Literal["per_key"] | None = None
 
     @field_validator("values")
     @classmethod
     def _keys(cls, values: dict[str, Rule]) -> dict[str, Rule]:
         return check_rule_keys(values)
+
+
+def check_result_paths(values: dict[str, Rule]) -> dict[str, Rule]:
+    for key in values:
+        if not key or any(not part for part in key.split(".")):
+            raise ValueError(
+                f"result path {key!r} is not a key or dotted path (write items.0.id; for the whole "
+                "result use `value`)"
+            )
+    return values
+
+
+class ResultRule(BaseModel):
+    """`results: {TOOL: …}`: some clean execution of TOOL returned a result meeting every part given;
+    `{}` asks only that some clean execution's result was captured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+    value: Rule | None = None  # the whole result (a text result is a string)
+    # The result's text as the tool returned it: numbers as written (`5` is not `5.0`), BFCL's comparison.
+    text: Rule | None = None
+    values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    # BFCL's structure check: same dict keys and list lengths as this example, values not compared.
+    shape: Any = None
+
+    @field_validator("values")
+    @classmethod
+    def _paths(cls, values: dict[str, Rule] | None) -> dict[str, Rule] | None:
+        return None if values is None else check_result_paths(values)
+
+    @field_validator("schema_")
+    @classmethod
+    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            problem = not_json(schema) or schema_problem(schema)
+            if problem:
+                raise ValueError(f"schema: {problem}")
+        return schema
+
+    @field_validator("shape")
+    @classmethod
+    def _json_shape(cls, shape: Any) -> Any:
+        problem = not_json(shape)
+        if problem:
+            raise ValueError(f"shape: {problem}")
+        return shape
 
 
 class TrajectoryItem(BaseModel):
@@ -184,11 +234,22 @@ class TrajectoryItem(BaseModel):
     # None is subset (extra keys fine); exact refuses keys beyond `values`, as BFCL refuses parameters
     # its answer does not name.
     mode: Literal["subset", "exact"] | None = None
+    # What this same call must have returned (`results`' rules, bound to the call that met `values`).
+    result: ResultRule | None = None
 
     @field_validator("values")
     @classmethod
     def _keys(cls, values: dict[str, Rule]) -> dict[str, Rule]:
         return check_rule_keys(values)
+
+    @model_validator(mode="after")
+    def _no_shape(self) -> TrajectoryItem:
+        if self.result is not None and "shape" in self.result.model_fields_set:
+            raise ValueError(
+                "result.shape is the check result_shape of `results`, not a rule a call can meet: "
+                "give value, values or schema here"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -204,13 +265,16 @@ class TrajectoryItem(BaseModel):
 class Trajectory(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    mode: Literal["strict", "unordered", "subset", "superset"]
+    # subsequence: the reference's calls in its order, other calls allowed between (DeepEval's ordering).
+    mode: Literal["strict", "unordered", "subset", "superset", "subsequence"]
     tools: list[TrajectoryItem]
 
     @model_validator(mode="after")
     def _checks_something(self) -> Trajectory:
-        if self.mode == "superset" and not self.tools:
-            raise ValueError("superset of an empty trajectory is always satisfied: list the calls expected")
+        if self.mode in ("superset", "subsequence") and not self.tools:
+            raise ValueError(
+                f"{self.mode} of an empty trajectory is always satisfied: list the calls expected"
+            )
         return self
 
 

@@ -7,59 +7,24 @@ state snapshot at the end of a turn (`state`). Every model refuses unknown keys,
 from __future__ import annotations
 
 import re
-from typing import Any
+from contextvars import ContextVar
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
-from scoring.spec._json import not_json
-from scoring.spec.check_models import Rule, check_tool_names
-from scoring.spec.jsonschema import schema_problem
+from scoring.spec.check_models import ResultRule, check_tool_names
 
+# A branch of a tagged union: pydantic puts the tag in an error's location, which the spec's messages
+# leave out (scoring/spec/_messages.py), so no tool or key name can be mistaken for it.
+UNION_TAG = "\x00"
+_ONE, _MANY = f"{UNION_TAG}rule", f"{UNION_TAG}rules"
 
-def check_result_paths(values: dict[str, Rule]) -> dict[str, Rule]:
-    for key in values:
-        if not key or any(not part for part in key.split(".")):
-            raise ValueError(
-                f"result path {key!r} is not a key or dotted path (write items.0.id; for the whole "
-                "result use `value`)"
-            )
-    return values
-
-
-class ResultRule(BaseModel):
-    """`results: {TOOL: …}`: some clean execution of TOOL returned a result meeting every part given;
-    `{}` asks only that some clean execution's result was captured."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
-
-    value: Rule | None = None  # the whole result (a text result is a string)
-    values: dict[str, Rule] | None = None  # dotted paths into the result; list items by index
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    # BFCL's structure check: same dict keys and list lengths as this example, values not compared.
-    shape: Any = None
-
-    @field_validator("values")
-    @classmethod
-    def _paths(cls, values: dict[str, Rule] | None) -> dict[str, Rule] | None:
-        return None if values is None else check_result_paths(values)
-
-    @field_validator("schema_")
-    @classmethod
-    def _schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            problem = not_json(schema) or schema_problem(schema)
-            if problem:
-                raise ValueError(f"schema: {problem}")
-        return schema
-
-    @field_validator("shape")
-    @classmethod
-    def _json_shape(cls, shape: Any) -> Any:
-        problem = not_json(shape)
-        if problem:
-            raise ValueError(f"shape: {problem}")
-        return shape
-
+# `results.TOOL`: one rule, or a list of rules each met by a clean call of its own. Tagged, so a mistake
+# in either form is reported once, in that form (not once per member of the union).
+ResultRules = Annotated[
+    Annotated[ResultRule, Tag(_ONE)] | Annotated[list[ResultRule], Tag(_MANY)],
+    Discriminator(lambda value: _MANY if isinstance(value, list) else _ONE),
+]
 
 _FROM = re.compile(r"^(?P<tool>.+?)\.result(?:\.(?P<path>.+))?$")
 _TO = re.compile(r"^(?P<tool>.+?)\.arguments\.(?P<path>.+)$")
@@ -162,6 +127,14 @@ def check_multiturn(key: str, value: Any) -> Any:
         raise ValueError(f"{key} is empty: give {example}, or remove the key")
     if key == "results":
         check_tool_names(value)
+        for tool, rules in value.items():
+            if isinstance(rules, list) and not rules:
+                raise ValueError(f"results.{tool} is an empty list: give one rule per call, or a single rule")
+            if isinstance(rules, list) and any("shape" in r.model_fields_set for r in rules):
+                raise ValueError(
+                    f"results.{tool}: shape is checked on one rule per tool (result_shape): give it in a "
+                    "single rule, not in a list"
+                )
     if key == "state":
         # JSON-pointer-like: `/files/report.txt`, `/items/0`; `""` is the whole snapshot.
         for path in value:
@@ -172,38 +145,139 @@ def check_multiturn(key: str, value: Any) -> Any:
     return value
 
 
+# What a spec being validated is part of: a turn of a conversation spec, its `conversation` checks, or
+# neither (None: a spec of runs). Set around the validation of `turns` and `conversation` (specs.py), so
+# the keys that only a turn can hold are refused elsewhere.
+PART_OF: ContextVar[str | None] = ContextVar("tracescore_spec_part_of", default=None)
+
+# `- unchecked` in `turns`: a turn BFCL checks nothing in (its ground truth is empty).
+UNCHECKED = "unchecked"
+
+
+def _inherit(given: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+    # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
+    inherited = {"name": name, "select": {}, "profile": "default"}
+    for key in ("name", "select", "turns", "profile", "conversation"):
+        if key in given and given[key] == inherited.get(key, ...):
+            continue
+        if key in given:
+            raise ValueError(
+                f"{where} sets {key}: it takes it from the conversation spec, remove it from there"
+            )
+    return {"name": name, **given}
+
+
 def named_turns(data: Any) -> Any:
-    """A conversation spec's raw `turns`, each turn named after the spec and its place (a turn is a spec
-    of its own and takes its name, select and profile from the conversation spec)."""
-    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+    """A conversation spec's raw `turns` (and `conversation` checks), each named after the spec and its
+    place (a turn is a spec of its own and takes its name, select and profile from the conversation
+    spec); `- unchecked` is a turn that checks nothing."""
+    if not isinstance(data, dict):
+        return data
+    name = data.get("name") if isinstance(data.get("name"), str) else "spec"
+    if isinstance(data.get("conversation"), dict):
+        data = {
+            **data,
+            "conversation": _inherit(data["conversation"], f"{name} conversation", "conversation"),
+        }
+    if not isinstance(data.get("turns"), list):
+        if data.get("multi_turn") is not None:
+            raise ValueError(
+                "multi_turn: bfcl sets how the turns of a spec with turns are judged: "
+                "put it at the top of one"
+            )
         return data
     if not data["turns"]:
         raise ValueError("turns is empty: give one mapping of checks per turn, or remove the key")
-    name = data.get("name") if isinstance(data.get("name"), str) else "spec"
+    bfcl = data.get("multi_turn") == "bfcl"
     turns = []
     for index, given in enumerate(data["turns"], 1):
         turn = given
-        if isinstance(given, dict):
-            # A spec dumped and read back (the CLI hands specs to a server so) keeps what it was given.
-            inherited = {"name": f"{name} turn {index}", "select": {}, "profile": "default"}
-            for key in ("name", "select", "turns", "profile"):
-                if key in given and given[key] == inherited.get(key, ...):
-                    continue
-                if key in given:
-                    raise ValueError(
-                        f"turns[{index - 1}] sets {key}: a turn takes it from the conversation spec, "
-                        "remove it from the turn"
-                    )
-            turn = {"name": f"{name} turn {index}", **given}
+        if given == UNCHECKED:
+            turn = {"name": f"{name} turn {index}", "unchecked": True}
+        elif isinstance(given, dict):
+            turn = _inherit(given, f"{name} turn {index}", f"turns[{index - 1}]")
+            if bfcl and not turn.get("unchecked"):
+                turn = bfcl_turn(turn)
         elif given is None:
             turn = {"name": f"{name} turn {index}"}  # `- ` alone in YAML: refused below, by name
         turns.append(turn)
     return {**data, "turns": turns}
 
 
+def bfcl_turn(turn: dict[str, Any]) -> dict[str, Any]:
+    """A checked turn as BFCL's multi_turn_checker judges one: the model made some call in it (else
+    `multi_turn:empty_turn_model_response`), and its expected results may come from this turn or any
+    earlier one (`response_checker` over every turn's results so far). What the turn says itself wins."""
+    turn = dict(turn)
+    if "expect_no_tool_calls" not in turn:
+        turn.setdefault("expect_tool_call", True)
+    if "results" in turn:
+        turn.setdefault("conversation_scope", ["results"])
+    return turn
+
+
+def check_share_or_scope(key: str, value: Any) -> Any:
+    """`pass_threshold` (a share of the checks) and `conversation_scope` (checks named once each)."""
+    if value is None:
+        return None
+    if key == "pass_threshold" and not 0 < value <= 1:  # NaN too
+        raise ValueError(
+            "pass_threshold is a share of the checks, more than 0 and at most 1 (0.5 passes half), "
+            f"got {value}"
+        )
+    if key == "conversation_scope" and (not value or len(set(value)) != len(value)):
+        raise ValueError("conversation_scope lists results, calls or both, each once")
+    return value
+
+
+def check_part_keys(spec: Any) -> bool:
+    """Refuse `unchecked` and `conversation_scope` outside a turn, and an unchecked turn that checks
+    something; True when the spec is an unchecked turn (which checks nothing, on purpose)."""
+    part = PART_OF.get()
+    if spec.profile == "reliability_eval" and spec.pass_threshold is not None:
+        raise ValueError(
+            "pass_threshold has no place in profile reliability_eval (its verdicts have no value): "
+            "remove it, or use profile: default"
+        )
+    if part == "conversation" and spec.schema_ == "from_trace":
+        raise ValueError(
+            "schema: from_trace reads one run's tool definitions: give the schemas in conversation, "
+            "or use from_trace in a turn"
+        )
+    if spec.conversation_scope is not None:
+        if part != "turn":
+            raise ValueError(
+                "conversation_scope lets a turn's checks see the earlier turns: it belongs in a turn of "
+                "a spec with turns"
+            )
+        unset = [key for key in spec.conversation_scope if getattr(spec, key) is None]
+        if unset:
+            raise ValueError(
+                f"conversation_scope names {', '.join(unset)}, which this turn does not check: "
+                "remove it from conversation_scope or add the check"
+            )
+    if spec.unchecked is None:
+        return False
+    if part != "turn":
+        raise ValueError("unchecked marks a turn of a spec with turns that checks nothing: give checks here")
+    # Defaults written out (a spec dumped and read back) are not checks.
+    fields = type(spec).model_fields
+    checked = sorted(
+        k
+        for k in spec.model_fields_set
+        if k not in ("name", "select", "profile", "unchecked") and getattr(spec, k) != fields[k].default
+    )
+    if checked:
+        raise ValueError(
+            f"an unchecked turn checks nothing, but this one sets {', '.join(checked)}: remove "
+            "them or unchecked"
+        )
+    return True
+
+
 # What a spec with `turns` may say at its top level: which conversations it judges and the flows that
 # span them; every other check belongs to a turn.
-_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows"})
+_CONVERSATION_KEYS = frozenset({"name", "select", "turns", "flows", "conversation", "multi_turn"})
 
 
 def check_conversation_keys(given: dict[str, Any]) -> None:
@@ -216,5 +290,6 @@ def check_conversation_keys(given: dict[str, Any]) -> None:
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)} at the top of a spec with turns: a conversation spec holds name, "
-            "select, turns and flows; move each check into the turn it is about"
+            "select, turns, flows, conversation and multi_turn; move each check into the turn it is "
+            "about (or into conversation, for the whole conversation)"
         )

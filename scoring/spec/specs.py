@@ -12,7 +12,10 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
+    StrictInt,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -32,11 +35,14 @@ from scoring.spec.check_models import (
 )
 from scoring.spec.jsonschema import schema_problem
 from scoring.spec.multiturn_models import (
+    PART_OF,
     Flow,
     IdempotentWrites,
-    ResultRule,
+    ResultRules,
     check_conversation_keys,
     check_multiturn,
+    check_part_keys,
+    check_share_or_scope,
     named_turns,
 )
 
@@ -108,18 +114,43 @@ class Spec(BaseModel):
     require_executions_for_requests: Literal[True] | None = None
     # How every `any_of` of argument_rules and trajectory values compares, unless a rule says otherwise.
     normalize: Normalize | None = None
+    # The run passes when `value` reaches this share of its checks, as DeepEval's `threshold` (0.5 by
+    # default there); gates still fail it. Unset: every check must be satisfied.
+    pass_threshold: StrictFloat | StrictInt | None = None
     # Multi-turn checks (issue 21).
-    results: dict[str, ResultRule] | None = None
+    # One rule, or several each met by a different clean call of the tool (paired optimally).
+    results: dict[str, ResultRules] | None = None
     flows: list[Flow] | None = None
     idempotent_writes: IdempotentWrites | None = None
     state: dict[str, Rule] | None = None
     # A conversation spec: one spec of checks per turn, judged against the conversation's runs in order.
     turns: list[Spec] | None = None
+    # Beside `turns`: checks judged against the whole conversation's executions (issue 31).
+    conversation: Spec | None = None
+    # At the top of a spec with turns: set each checked turn as BFCL's multi-turn checker judges it.
+    multi_turn: Literal["bfcl"] | None = None
+    # In a turn: a turn that checks nothing (`- unchecked`); checks that also see the earlier turns.
+    unchecked: Literal[True] | None = None
+    conversation_scope: list[Literal["results", "calls"]] | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _turn_names(cls, data: Any) -> Any:
         return named_turns(data)
+
+    @field_validator("turns", "conversation", mode="wrap")
+    @classmethod
+    def _part(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        token = PART_OF.set("turn" if info.field_name == "turns" else "conversation")
+        try:
+            return handler(value)
+        finally:
+            PART_OF.reset(token)
+
+    @field_validator("pass_threshold", "conversation_scope")
+    @classmethod
+    def _issue_31(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_share_or_scope(str(info.field_name), value)
 
     @field_validator("results", "flows", "state")
     @classmethod
@@ -231,6 +262,12 @@ class Spec(BaseModel):
                     f"arguments for {tool!r} is an empty list, which checks nothing: give at least one "
                     "mapping of argument values, or {} for 'any clean call'"
                 )
+        if check_part_keys(self):
+            return self  # an unchecked turn: it checks nothing, as asked
+        if self.conversation is not None and self.turns is None:
+            raise ValueError(
+                "conversation holds checks of a whole conversation: it goes beside turns in a spec with turns"
+            )
         if self.turns is not None:
             given = {k: getattr(self, k) for k in self.model_fields_set}
             check_conversation_keys({"schema" if k == "schema_" else k: v for k, v in given.items()})

@@ -181,7 +181,7 @@ def test_defaults_of_the_catalogue() -> None:
         ("forbidden_tools: []", "forbidden_tools is empty"),
         (
             "trajectory: {mode: sometimes, tools: [a]}",
-            "trajectory.mode: Input should be 'strict', 'unordered', 'subset' or 'superset'",
+            "trajectory.mode: Input should be 'strict', 'unordered', 'subset', 'superset' or 'subsequence'",
         ),
         ("trajectory: {tools: [a]}", "trajectory.mode: Field required"),
         (
