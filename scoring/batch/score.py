@@ -23,6 +23,7 @@ import orjson
 
 from scoring.batch import _store as storage
 from scoring.batch._conversations import conversation_verdicts
+from scoring.batch._family import Family, families
 from scoring.batch._plan import not_compiled
 from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
@@ -135,10 +136,49 @@ class _Judged:
             )
 
 
-def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
-    """Every spec's SQL verdicts merged in score_runs' order (run, then spec): the cost grows with the
-    verdicts, not with runs x specs."""
-    return heapq.merge(*(j.keyed(i) for i, j in judged.items()))
+class _FamilyJudged:
+    """A family's SQL verdicts for a slice of runs (scoring/batch/_family.py), in (ord, spec) order."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], specs: Sequence[Spec], positions: Sequence[int]) -> None:
+        self._rows = rows
+        self._plain = {p: _Judged([], specs[p])._plain for p in positions}
+
+    def keyed(self) -> Iterator[tuple[int, int, Scored]]:
+        plain = self._plain
+        for ord_, run_id, trace_id, task, spec, label, value, reason, text, position in self._rows:
+            scored = Scored(
+                run_id,
+                task,
+                spec,
+                label,
+                value,
+                reason,
+                text=text,
+                plain_numbers=plain[position],
+                trace_id=trace_id,
+            )
+            yield ord_, position, scored
+
+
+class _SqlJudged:
+    """A slice's SQL verdicts: each spec alone or in a family, and which specs they cover."""
+
+    def __init__(self) -> None:
+        self.specs: dict[int, _Judged] = {}
+        self.families: list[tuple[list[int], _FamilyJudged]] = []
+
+    def covers(self, position: int) -> bool:
+        return position in self.specs or any(position in members for members, _ in self.families)
+
+    def __len__(self) -> int:
+        return len(self.specs) + sum(len(members) for members, _ in self.families)
+
+    def in_order(self) -> Iterator[tuple[int, int, Scored]]:
+        """Every SQL verdict merged in score_runs' order (run, then spec): the cost grows with the
+        verdicts, not with runs x specs."""
+        streams = [j.keyed(i) for i, j in self.specs.items()]
+        streams += [family.keyed() for _, family in self.families]
+        return heapq.merge(*streams)
 
 
 _FETCHED = "ord, run_id, trace_id, task_id, spec, label, value, reason, verdict"
@@ -174,6 +214,66 @@ def _judge(
         release()
 
 
+def _judge_family(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    members: list[int],
+    runs: str,
+    rows: str | None,
+    *,
+    store_at: datetime | None,
+) -> _FamilyJudged | None:
+    """One query for a family's verdicts over the runs its specs select; None when they select too few
+    runs for SQL to be the cheaper judge (`SQL_FROM_RUNS`, over the whole family)."""
+    family = Family(connection, runs, specs, members)
+    try:
+        if family.count < SQL_FROM_RUNS:
+            return None
+        rows = "true" if rows is None else rows  # the family's rows are never every complete run
+        query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
+        fetched = f"SELECT {_FETCHED}, spec_position FROM {{}} ORDER BY ord, spec_position"
+        if store_at is None:
+            return _FamilyJudged(connection.execute(fetched.format(f"({query})")).fetchall(), specs, members)
+        table = f"_tracescore_verdicts_{uuid.uuid4().hex}"
+        connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
+        try:
+            storage.insert(connection, None, family.table, table, store_at)
+            return _FamilyJudged(connection.execute(fetched.format(table)).fetchall(), specs, members)
+        finally:
+            connection.execute(f"DROP TABLE IF EXISTS {table}")
+    finally:
+        family.close()
+
+
+def _judge_families(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    groups: list[list[int]],
+    in_sql: list[int],
+    relation: str,
+    rows: str | None,
+    judged: _SqlJudged,
+    *,
+    store: bool,
+) -> None:
+    """Each family of specs still judged in SQL, as one query, into `judged`; a family whose query
+    fails leaves SQL (`in_sql`) for the Python judge, as a single spec does."""
+    for members in groups:
+        if not all(i in in_sql for i in members):
+            continue
+        try:
+            family = _judge_family(
+                connection, specs, members, relation, rows, store_at=storage.now() if store else None
+            )
+        except (duckdb.Error, NotCompilable) as exc:
+            log.warning("specs %s are judged in Python: %s", ", ".join(specs[i].name for i in members), exc)
+            for i in members:
+                in_sql.remove(i)
+            continue
+        if family is not None:
+            judged.families.append((members, family))
+
+
 def score_records(
     connection: duckdb.DuckDBPyConnection,
     specs: Sequence[Spec],
@@ -190,6 +290,8 @@ def score_records(
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
     in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
+    groups = families(specs, in_sql)  # specs differing only in name and select: one query each group
+    in_family = {i for members in groups for i in members}
     chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
     runs = Runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
     try:
@@ -197,13 +299,15 @@ def score_records(
         for low in range(0, runs.count, RUNS_PER_QUERY):
             high = min(low + RUNS_PER_QUERY, runs.count)
             relation, rows = runs.slice(low, high)
-            judged: dict[int, _Judged] = {}
-            chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
-            for n, i in enumerate(list(in_sql)):
+            judged = _SqlJudged()
+            _judge_families(connection, specs, groups, in_sql, relation, rows, judged, store=store)
+            alone = [i for i in in_sql if i not in in_family]
+            chooser = Chooser(connection, relation, [specs[i].select for i in alone])
+            for n, i in enumerate(alone):
                 if chooser.count(n) < SQL_FROM_RUNS:  # cheaper in Python: the judge's cost is per run
                     continue
                 try:
-                    judged[i] = _judge(
+                    judged.specs[i] = _judge(
                         connection,
                         specs[i],
                         chooser.chosen(n),
@@ -215,7 +319,7 @@ def score_records(
                     log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
                     in_sql.remove(i)
             if len(judged) == len(specs):
-                yield from (scored for _, _, scored in _in_order(judged))
+                yield from (scored for _, _, scored in judged.in_order())
                 continue
             if evidence_runs is None:
                 evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
@@ -236,7 +340,7 @@ def score_records(
 def _with_python(
     connection: duckdb.DuckDBPyConnection,
     specs: list[Spec],
-    judged: dict[int, _Judged],
+    judged: _SqlJudged,
     evidence_runs: list[Any],
     low: int,
     *,
@@ -245,14 +349,14 @@ def _with_python(
     """A slice of runs, the specs SQL did not judge judged in Python; each run's verdicts in spec order.
     A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py), and
     only the runs some of them pick have their evidence read."""
-    python = [i for i in range(len(specs)) if i not in judged]
+    python = [i for i in range(len(specs)) if not judged.covers(i)]
     indexed = SpecSet([specs[i] for i in python])
     wanted = [
         (position, entry, chosen)
         for position, entry in enumerate(evidence_runs, low + 1)
         if (chosen := indexed.positions(entry[0]))
     ]
-    sql = _in_order(judged)
+    sql = judged.in_order()
     pending = next(sql, None)
     for start in range(0, len(wanted), _RUNS_PER_EVIDENCE_CHUNK):
         chunk = wanted[start : start + _RUNS_PER_EVIDENCE_CHUNK]
@@ -312,6 +416,15 @@ def store_history(
     try:
         relation, rows = runs.slice(0, runs.count)
         in_sql = [i for i in range(len(specs)) if i not in in_python]
+        groups = families(specs, in_sql)
+        in_family = {i for members in groups for i in members}
+        for members in groups:
+            stored_family = _store_family(connection, specs, members, relation, rows)
+            if stored_family is None:
+                in_python.extend(members)
+            else:
+                stored += stored_family
+        in_sql = [i for i in in_sql if i not in in_family]
         chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
         for n, i in enumerate(in_sql):
             spec = specs[i]
@@ -339,8 +452,31 @@ def store_history(
     return stored
 
 
+def _store_family(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    members: list[int],
+    runs: str,
+    rows: str | None,
+) -> int | None:
+    """A family's verdicts stored by one query; None when the Python judge is to take its specs (too
+    few runs, or a query that failed)."""
+    family = Family(connection, runs, specs, members)
+    try:
+        if family.count < SQL_FROM_RUNS:
+            return None
+        rows = "true" if rows is None else rows
+        query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
+        return storage.insert(connection, None, family.table, f"({query})", storage.now())
+    except (duckdb.Error, NotCompilable) as exc:
+        log.warning("specs %s are judged in Python: %s", ", ".join(specs[i].name for i in members), exc)
+        return None
+    finally:
+        family.close()
+
+
 def _python_only(
     connection: duckdb.DuckDBPyConnection, specs: list[Spec], *, run_id: str | None, task_id: str | None
 ) -> Iterator[Scored]:
     runs = complete_runs(connection, run_id=run_id, task_id=task_id)
-    return _with_python(connection, specs, {}, runs, 0, store=True)
+    return _with_python(connection, specs, _SqlJudged(), runs, 0, store=True)
