@@ -31,7 +31,8 @@ from scoring.verdict.arrow_view import register_arrow
 _PER_SPEC = ("name", "select")
 
 
-def _shape(spec: Spec) -> str:
+def shape(spec: Spec) -> str:
+    """What a family's members share: the spec's checks, without its name and select."""
     checks = {k: v for k, v in spec.canonical().items() if k not in _PER_SPEC}
     return json.dumps(checks, sort_keys=True, separators=(",", ":"))
 
@@ -41,7 +42,7 @@ def families(specs: Sequence[Spec], candidates: Sequence[int]) -> list[list[int]
     two or more: one spec alone keeps its own query."""
     by_shape: dict[str, list[int]] = {}
     for position in candidates:
-        by_shape.setdefault(_shape(specs[position]), []).append(position)
+        by_shape.setdefault(shape(specs[position]), []).append(position)
     return [group for group in by_shape.values() if len(group) > 1]
 
 

@@ -24,7 +24,7 @@ import orjson
 from scoring.batch import _store as storage
 from scoring.batch._conversations import conversation_verdicts
 from scoring.batch._family import Family, families
-from scoring.batch._plan import not_compiled
+from scoring.batch._plan import not_compiled_each
 from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
 from scoring.batch._sql import verdict_query
@@ -214,6 +214,19 @@ def _judge(
         release()
 
 
+def _family_rows(
+    connection: duckdb.DuckDBPyConnection, family: Family, runs: str, rows: str | None
+) -> str | None:
+    """The row condition of a family's query. `rows` None (the slice is every complete run) reads every
+    execution unfiltered, the facts of runs no spec selects dropped by the join: cheaper than picking
+    rows when the family selects most runs, as a thousand specs of a task each do; else the rows are
+    narrowed to the family's runs."""
+    if rows is not None:
+        return rows
+    row = connection.execute(f"SELECT count(*) FROM {runs}").fetchone()
+    return None if row is not None and family.count * 2 >= int(row[0]) else "true"
+
+
 def _judge_family(
     connection: duckdb.DuckDBPyConnection,
     specs: Sequence[Spec],
@@ -229,7 +242,7 @@ def _judge_family(
     try:
         if family.count < SQL_FROM_RUNS:
             return None
-        rows = "true" if rows is None else rows  # the family's rows are never every complete run
+        rows = _family_rows(connection, family, runs, rows)
         query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
         fetched = f"SELECT {_FETCHED}, spec_position FROM {{}} ORDER BY ord, spec_position"
         if store_at is None:
@@ -289,7 +302,7 @@ def score_records(
     it chooses."""
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
-    in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
+    in_sql = [i for i, reason in enumerate(not_compiled_each(specs)) if reason is None]
     groups = families(specs, in_sql)  # specs differing only in name and select: one query each group
     in_family = {i for members in groups for i in members}
     chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
@@ -410,7 +423,7 @@ def store_history(
     stored. The `verdicts` table must exist."""
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
-    in_python = [i for i, spec in enumerate(specs) if not_compiled(spec) is not None]
+    in_python = [i for i, reason in enumerate(not_compiled_each(specs)) if reason is not None]
     stored = 0
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
     try:
@@ -465,7 +478,7 @@ def _store_family(
     try:
         if family.count < SQL_FROM_RUNS:
             return None
-        rows = "true" if rows is None else rows
+        rows = _family_rows(connection, family, runs, rows)
         query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
         return storage.insert(connection, None, family.table, f"({query})", storage.now())
     except (duckdb.Error, NotCompilable) as exc:
