@@ -4,6 +4,11 @@ Specs in the compiled subset (scoring/batch/_plan.py) are judged by scoring/batc
 by the Python judge, run by run, as `score_runs` does. Verdicts come out in `score_runs`' order (runs
 by first span, then the specs in the order given) and equal the Python judge's: a mixed list of specs
 gives the same verdicts, whichever path judged each.
+
+Why this module is long: it is where verdicts from every source (a spec's own query, a family's query,
+scoring/batch/_family_query.py, and the Python judge) are chosen per slice of runs and merged back into
+`score_runs`' order, and where they are stored; the merge reads each source's keyed stream and the
+`Scored` it yields, so the sources' wrappers sit beside it. The queries themselves live elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import orjson
 
 from scoring.batch import _store as storage
 from scoring.batch._conversations import conversation_verdicts
-from scoring.batch._family import Family, families
+from scoring.batch._family_query import VERDICT_COLUMNS, families, family_verdicts, store_family
 from scoring.batch._plan import not_compiled_each
 from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
@@ -181,7 +186,7 @@ class _SqlJudged:
         return heapq.merge(*streams)
 
 
-_FETCHED = "ord, run_id, trace_id, task_id, spec, label, value, reason, verdict"
+_FETCHED = VERDICT_COLUMNS
 
 
 def _judge(
@@ -214,50 +219,6 @@ def _judge(
         release()
 
 
-def _family_rows(
-    connection: duckdb.DuckDBPyConnection, family: Family, runs: str, rows: str | None
-) -> str | None:
-    """The row condition of a family's query. `rows` None (the slice is every complete run) reads every
-    execution unfiltered, the facts of runs no spec selects dropped by the join: cheaper than picking
-    rows when the family selects most runs, as a thousand specs of a task each do; else the rows are
-    narrowed to the family's runs."""
-    if rows is not None:
-        return rows
-    row = connection.execute(f"SELECT count(*) FROM {runs}").fetchone()
-    return None if row is not None and family.count * 2 >= int(row[0]) else "true"
-
-
-def _judge_family(
-    connection: duckdb.DuckDBPyConnection,
-    specs: Sequence[Spec],
-    members: list[int],
-    runs: str,
-    rows: str | None,
-    *,
-    store_at: datetime | None,
-) -> _FamilyJudged | None:
-    """One query for a family's verdicts over the runs its specs select; None when they select too few
-    runs for SQL to be the cheaper judge (`SQL_FROM_RUNS`, over the whole family)."""
-    family = Family(connection, runs, specs, members)
-    try:
-        if family.count < SQL_FROM_RUNS:
-            return None
-        rows = _family_rows(connection, family, runs, rows)
-        query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
-        fetched = f"SELECT {_FETCHED}, spec_position FROM {{}} ORDER BY ord, spec_position"
-        if store_at is None:
-            return _FamilyJudged(connection.execute(fetched.format(f"({query})")).fetchall(), specs, members)
-        table = f"_tracescore_verdicts_{uuid.uuid4().hex}"
-        connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
-        try:
-            storage.insert(connection, None, family.table, table, store_at)
-            return _FamilyJudged(connection.execute(fetched.format(table)).fetchall(), specs, members)
-        finally:
-            connection.execute(f"DROP TABLE IF EXISTS {table}")
-    finally:
-        family.close()
-
-
 def _judge_families(
     connection: duckdb.DuckDBPyConnection,
     specs: Sequence[Spec],
@@ -275,16 +236,15 @@ def _judge_families(
         if not all(i in in_sql for i in members):
             continue
         try:
-            family = _judge_family(
-                connection, specs, members, relation, rows, store_at=storage.now() if store else None
-            )
+            at = storage.now() if store else None
+            fetched = family_verdicts(connection, specs, members, relation, rows, SQL_FROM_RUNS, at)
         except (duckdb.Error, NotCompilable) as exc:
             log.warning("specs %s are judged in Python: %s", ", ".join(specs[i].name for i in members), exc)
             for i in members:
                 in_sql.remove(i)
             continue
-        if family is not None:
-            judged.families.append((members, family))
+        if fetched is not None:
+            judged.families.append((members, _FamilyJudged(fetched, specs, members)))
 
 
 def score_records(
@@ -432,7 +392,7 @@ def store_history(
         groups = families(specs, in_sql)
         in_family = {i for members in groups for i in members}
         for members in groups:
-            stored_family = _store_family(connection, specs, members, relation, rows)
+            stored_family = store_family(connection, specs, members, relation, rows, SQL_FROM_RUNS)
             if stored_family is None:
                 in_python.extend(members)
             else:
@@ -463,29 +423,6 @@ def store_history(
             1 for _ in conversation_verdicts(connection, conversation_specs, task_id=task_id, store=True)
         )
     return stored
-
-
-def _store_family(
-    connection: duckdb.DuckDBPyConnection,
-    specs: Sequence[Spec],
-    members: list[int],
-    runs: str,
-    rows: str | None,
-) -> int | None:
-    """A family's verdicts stored by one query; None when the Python judge is to take its specs (too
-    few runs, or a query that failed)."""
-    family = Family(connection, runs, specs, members)
-    try:
-        if family.count < SQL_FROM_RUNS:
-            return None
-        rows = _family_rows(connection, family, runs, rows)
-        query = verdict_query(specs[members[0]], family.table, rows, named_by_row=True)
-        return storage.insert(connection, None, family.table, f"({query})", storage.now())
-    except (duckdb.Error, NotCompilable) as exc:
-        log.warning("specs %s are judged in Python: %s", ", ".join(specs[i].name for i in members), exc)
-        return None
-    finally:
-        family.close()
 
 
 def _python_only(
