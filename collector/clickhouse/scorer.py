@@ -3,9 +3,9 @@
 Each bounded batch of chosen traces is read whole, turned back into domain spans
 (`collector.clickhouse.spans`), and goes through the very path an OTLP request takes: the decode
 stage's preparing (recognition, rows), the one writer (run tracking, resolution, completion) into a
-scratch DuckDB file, then the batch scorer. A run judged from ClickHouse therefore gets the verdict
-`tracescore serve` gives it. The scratch file of a batch is deleted once its verdicts are out; `report`
-keeps one for the whole window, since its sections read the stored runs.
+scratch DuckDB database, then the batch scorer. A run judged from ClickHouse therefore gets the verdict
+`tracescore serve` gives it. A batch's scratch database is in memory and gone once its verdicts are out;
+`report` keeps a scratch file for the whole window, since its sections read the stored runs.
 """
 
 from __future__ import annotations
@@ -116,16 +116,23 @@ def load_spans(scratch: duckdb.DuckDBPyConnection, spans: list[Span]) -> None:
 
 
 class Scratch:
-    """A scratch DuckDB file in a private temporary directory, removed on close."""
+    """A scratch DuckDB file in a private temporary directory, removed on close; `in_memory`: a DuckDB
+    database in memory instead, for one batch's runs, which need no file (each commit of a file also
+    writes and syncs its WAL, and the file is created, laid out and deleted once a batch)."""
 
-    def __init__(self) -> None:
-        self.directory = Path(tempfile.mkdtemp(prefix="tracescore-clickhouse-"))
-        self.connection = open_writer(self.directory / f"{uuid.uuid4().hex}.duckdb", threads=1)
+    def __init__(self, *, in_memory: bool = False) -> None:
+        self.directory: Path | None = None
+        if in_memory:
+            self.connection = open_writer(Path(":memory:"), threads=1)
+        else:
+            self.directory = Path(tempfile.mkdtemp(prefix="tracescore-clickhouse-"))
+            self.connection = open_writer(self.directory / f"{uuid.uuid4().hex}.duckdb", threads=1)
         ensure_verdict_schema(self.connection)
 
     def close(self) -> None:
         self.connection.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _judge(
@@ -148,7 +155,7 @@ def judge_batch(
 ) -> tuple[list[Scored], list[dict[str, Any]]]:
     """The verdicts of every run in these spans' traces (that `window` chooses), and (with `records`)
     their rows as the `scores` export has them."""
-    scratch = Scratch()
+    scratch = Scratch(in_memory=True)
     try:
         load_spans(scratch.connection, spans)
         scored = _judge(scratch.connection, specs, store=records, window=window)

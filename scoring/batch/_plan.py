@@ -8,6 +8,10 @@ other check keeps the Python judge, whose verdicts the SQL ones must equal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from scoring.batch import _sql_literal as lit
+from scoring.batch._family import shape
 from scoring.batch._sql import verdict_query
 from scoring.batch._sql_literal import NotCompilable
 from scoring.checks import (
@@ -69,3 +73,23 @@ def not_compiled(spec: Spec) -> str | None:
     except NotCompilable as exc:
         return str(exc)
     return None
+
+
+def not_compiled_each(specs: Sequence[Spec]) -> list[str | None]:
+    """`not_compiled` of each spec, generating the query once per set of checks: specs that differ only
+    in name and select (a thousand specs of a task each) compile alike, but for a name SQL cannot carry.
+    Generating a spec's query costs ~0.4 ms, as much as judging a few runs."""
+    by_shape: dict[str, str | None] = {}
+    reasons: list[str | None] = []
+    for spec in specs:
+        key = shape(spec)
+        if key not in by_shape:  # judged under a plain name: the name is checked on its own below
+            by_shape[key] = not_compiled(spec.model_copy(update={"name": "spec"}))
+        reason = by_shape[key]
+        if reason is None:
+            try:
+                lit.string(spec.name)
+            except NotCompilable as exc:
+                reason = str(exc)
+        reasons.append(reason)
+    return reasons

@@ -31,6 +31,8 @@ _EXECUTION_ORDER = "ex.start_time, ex.span_id, ex.call_index"
 _REQUEST_ORDER = "requested_at, position"
 _CLEAN = "e.tool_name <> '' AND NOT e.error AND NOT e.paused AND NOT e.from_history"
 _LEADER = "({table}.agent_path IS NULL OR NOT contains({table}.agent_path, '/'))"
+# A family's (run, spec) rows name their spec (scoring/batch/_family.py).
+_ROW_IDENTITY = ("spec_position", "spec_name", "spec_name_json", "spec_fingerprint", "spec_fingerprint_json")
 
 
 def _compact(value: object) -> str:
@@ -445,13 +447,17 @@ def _rows(q: _Query, runs: str, rows: str | None) -> tuple[str, str]:
     return executions, requests
 
 
-def verdict_query(spec: Spec, runs: str, rows: str | None = "true") -> str:
+def verdict_query(spec: Spec, runs: str, rows: str | None = "true", *, named_by_row: bool = False) -> str:
     """SELECT ord, the `verdicts` columns and `verdict` (its JSON), one row per run of `runs`.
 
     `runs` is a relation of the runs to judge (run_id, trace_id, task_id, version, ord); `rows` a
     condition on executions and requests (`{table}` is their alias) that narrows the scan, such as an
     ingest_seq range DuckDB prunes by row-group min/max, or None when `runs` holds every complete run
-    (reading every row is then cheaper than looking each up)."""
+    (reading every row is then cheaper than looking each up).
+
+    `named_by_row`: `runs` holds a row per run and spec of a family (scoring/batch/_family.py), whose
+    `spec_name`, `spec_fingerprint` (and their JSON texts) name each verdict instead of `spec`'s, and
+    whose `spec_position` is selected last."""
     q = _Query(spec)
     missing: list[str] = []
     failed_arguments: list[str] = []
@@ -491,8 +497,8 @@ def verdict_query(spec: Spec, runs: str, rows: str | None = "true") -> str:
             ("run_id", js.value("run_id")),
             ("trace_id", js.value("trace_id")),
             ("task", js.value("task_id")),
-            ("spec", js.constant(spec.name)),
-            ("spec_fingerprint", js.constant(spec.fingerprint)),
+            ("spec", "spec_name_json" if named_by_row else js.constant(spec.name)),
+            ("spec_fingerprint", "spec_fingerprint_json" if named_by_row else js.constant(spec.fingerprint)),
             ("profile", "'\"default\"'"),
             ("passed", js.boolean("passed")),
             ("value", js.value("value")),
@@ -514,6 +520,10 @@ def verdict_query(spec: Spec, runs: str, rows: str | None = "true") -> str:
         return [f"coalesce({alias}.{n}, {d}) AS {n}" for n, _, d in items]
 
     base_columns = ", ".join(facts("x", q.execution_facts) + facts("r", q.request_facts))
+    identity = [lit.string(spec.name), lit.string(spec.fingerprint), ""]
+    if named_by_row:
+        base_columns += ", " + ", ".join(f"c.{n}" for n in _ROW_IDENTITY)
+        identity = ["spec_name", "spec_fingerprint", ", spec_position"]
     execution_aggregates = ", ".join(f"{a} AS {n}" for n, a, _ in q.execution_facts)
     request_aggregates = ", ".join(f"{a} AS {n}" for n, a, _ in q.request_facts) or "count(*) AS r0"
     return f"""
@@ -554,9 +564,9 @@ decided AS (
         {reconciliation} AS detail
     FROM counted
 )
-SELECT ord, run_id, trace_id, task_id, {lit.string(spec.name)} AS spec,
-    {lit.string(spec.fingerprint)} AS spec_fingerprint, 'default' AS profile, label, passed, value, reason,
+SELECT ord, run_id, trace_id, task_id, {identity[0]} AS spec,
+    {identity[1]} AS spec_fingerprint, 'default' AS profile, label, passed, value, reason,
     checks, missing_tools, additional_tools, failed_argument_checks, latency_violations,
-    version AS run_version, 1 AS schema_version, {verdict} AS verdict
+    version AS run_version, 1 AS schema_version, {verdict} AS verdict{identity[2]}
 FROM decided
 """

@@ -20,13 +20,17 @@ def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)  # as store_verdicts stamps its rows
 
 
-def insert(connection: duckdb.DuckDBPyConnection, spec: Spec, runs: str, source: str, at: datetime) -> int:
+def insert(
+    connection: duckdb.DuckDBPyConnection, spec: Spec | None, runs: str, source: str, at: datetime
+) -> int:
     """Store the verdict rows of `source` (the spec's, one per run of `runs`), replacing those of the
-    same run version. A plain INSERT when nothing is replaced: INSERT OR REPLACE costs a third more."""
+    same run version. A plain INSERT when nothing is replaced: INSERT OR REPLACE costs a third more.
+    `spec` None: `runs` holds a family's (run, spec) rows, whose `spec_name` names each verdict."""
+    same_spec, params = ("v.spec = r.spec_name", []) if spec is None else ("v.spec = ?", [spec.name])
     replaces = connection.execute(
         f"SELECT 1 FROM verdicts v JOIN {runs} r ON v.run_id = r.run_id AND v.run_version = r.version "
-        "WHERE v.spec = ? LIMIT 1",
-        [spec.name],
+        f"WHERE {same_spec} LIMIT 1",
+        params,
     ).fetchone()
     verb = "INSERT OR REPLACE INTO" if replaces else "INSERT INTO"
     first, *others = VERDICT_PARTITIONS
@@ -34,8 +38,8 @@ def insert(connection: duckdb.DuckDBPyConnection, spec: Spec, runs: str, source:
         for partition in others:
             connection.execute(
                 f"DELETE FROM {partition} v USING {runs} r WHERE v.run_id = r.run_id "
-                "AND v.run_version = r.version AND v.spec = ?",
-                [spec.name],
+                f"AND v.run_version = r.version AND {same_spec}",
+                params,
             )
     row = connection.execute(
         f"{verb} {first} ({STORED_COLUMNS}, scored_at) SELECT {STORED_COLUMNS}, ? FROM {source}", [at]

@@ -4,6 +4,11 @@ Specs in the compiled subset (scoring/batch/_plan.py) are judged by scoring/batc
 by the Python judge, run by run, as `score_runs` does. Verdicts come out in `score_runs`' order (runs
 by first span, then the specs in the order given) and equal the Python judge's: a mixed list of specs
 gives the same verdicts, whichever path judged each.
+
+Why this module is long: it is where verdicts from every source (a spec's own query, a family's query,
+scoring/batch/_family_query.py, and the Python judge) are chosen per slice of runs and merged back into
+`score_runs`' order, and where they are stored; the merge reads each source's keyed stream and the
+`Scored` it yields, so the sources' wrappers sit beside it. The queries themselves live elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ import orjson
 
 from scoring.batch import _store as storage
 from scoring.batch._conversations import conversation_verdicts
-from scoring.batch._plan import not_compiled
+from scoring.batch._family_query import VERDICT_COLUMNS, families, family_verdicts, store_family
+from scoring.batch._plan import not_compiled_each
 from scoring.batch._runs import Runs
 from scoring.batch._select import Chooser
 from scoring.batch._sql import verdict_query
@@ -137,13 +143,52 @@ class _Judged:
             )
 
 
-def _in_order(judged: dict[int, _Judged]) -> Iterator[tuple[int, int, Scored]]:
-    """Every spec's SQL verdicts merged in score_runs' order (run, then spec): the cost grows with the
-    verdicts, not with runs x specs."""
-    return heapq.merge(*(j.keyed(i) for i, j in judged.items()))
+class _FamilyJudged:
+    """A family's SQL verdicts for a slice of runs (scoring/batch/_family.py), in (ord, spec) order."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], specs: Sequence[Spec], positions: Sequence[int]) -> None:
+        self._rows = rows
+        self._plain = {p: _Judged([], specs[p])._plain for p in positions}
+
+    def keyed(self) -> Iterator[tuple[int, int, Scored]]:
+        plain = self._plain
+        for ord_, run_id, trace_id, task, spec, label, value, reason, text, position in self._rows:
+            scored = Scored(
+                run_id,
+                task,
+                spec,
+                label,
+                value,
+                reason,
+                text=text,
+                plain_numbers=plain[position],
+                trace_id=trace_id,
+            )
+            yield ord_, position, scored
 
 
-_FETCHED = "ord, run_id, trace_id, task_id, spec, label, value, reason, verdict"
+class _SqlJudged:
+    """A slice's SQL verdicts: each spec alone or in a family, and which specs they cover."""
+
+    def __init__(self) -> None:
+        self.specs: dict[int, _Judged] = {}
+        self.families: list[tuple[list[int], _FamilyJudged]] = []
+
+    def covers(self, position: int) -> bool:
+        return position in self.specs or any(position in members for members, _ in self.families)
+
+    def __len__(self) -> int:
+        return len(self.specs) + sum(len(members) for members, _ in self.families)
+
+    def in_order(self) -> Iterator[tuple[int, int, Scored]]:
+        """Every SQL verdict merged in score_runs' order (run, then spec): the cost grows with the
+        verdicts, not with runs x specs."""
+        streams = [j.keyed(i) for i, j in self.specs.items()]
+        streams += [family.keyed() for _, family in self.families]
+        return heapq.merge(*streams)
+
+
+_FETCHED = VERDICT_COLUMNS
 
 
 def _judge(
@@ -184,6 +229,34 @@ def _judge(
         release()
 
 
+def _judge_families(
+    connection: duckdb.DuckDBPyConnection,
+    specs: Sequence[Spec],
+    groups: list[list[int]],
+    in_sql: list[int],
+    relation: str,
+    rows: str | None,
+    judged: _SqlJudged,
+    *,
+    store: bool,
+) -> None:
+    """Each family of specs still judged in SQL, as one query, into `judged`; a family whose query
+    fails leaves SQL (`in_sql`) for the Python judge, as a single spec does."""
+    for members in groups:
+        if not all(i in in_sql for i in members):
+            continue
+        try:
+            at = storage.now() if store else None
+            fetched = family_verdicts(connection, specs, members, relation, rows, SQL_FROM_RUNS, at)
+        except (duckdb.Error, NotCompilable) as exc:
+            log.warning("specs %s are judged in Python: %s", ", ".join(specs[i].name for i in members), exc)
+            for i in members:
+                in_sql.remove(i)
+            continue
+        if fetched is not None:
+            judged.families.append((members, _FamilyJudged(fetched, specs, members)))
+
+
 def score_records(
     connection: duckdb.DuckDBPyConnection,
     specs: Sequence[Spec],
@@ -199,7 +272,9 @@ def score_records(
     it chooses."""
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
-    in_sql = [i for i, spec in enumerate(specs) if not_compiled(spec) is None]
+    in_sql = [i for i, reason in enumerate(not_compiled_each(specs)) if reason is None]
+    groups = families(specs, in_sql)  # specs differing only in name and select: one query each group
+    in_family = {i for members in groups for i in members}
     chosen = chosen_run_ids(connection, window, run_id=run_id, task_id=task_id)
     runs = Runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
     try:
@@ -208,13 +283,20 @@ def score_records(
             high = min(low + RUNS_PER_QUERY, runs.count)
             relation, rows = runs.slice(low, high)
             unread = unread_of(connection, relation)
-            judged: dict[int, _Judged] = {}
-            chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
-            for n, i in enumerate(list(in_sql)):
+            judged = _SqlJudged()
+            # SQL leaves the unread runs out, families included: the Python judge gives their `error`.
+            family_runs, release_family_runs = without(connection, relation, unread)
+            try:
+                _judge_families(connection, specs, groups, in_sql, family_runs, rows, judged, store=store)
+            finally:
+                release_family_runs()
+            alone = [i for i in in_sql if i not in in_family]
+            chooser = Chooser(connection, relation, [specs[i].select for i in alone])
+            for n, i in enumerate(alone):
                 if chooser.count(n) < SQL_FROM_RUNS:  # cheaper in Python: the judge's cost is per run
                     continue
                 try:
-                    judged[i] = _judge(
+                    judged.specs[i] = _judge(
                         connection,
                         specs[i],
                         chooser.chosen(n),
@@ -227,7 +309,7 @@ def score_records(
                     log.warning("spec %s is judged in Python: %s", specs[i].name, exc)
                     in_sql.remove(i)
             if len(judged) == len(specs) and not unread:
-                yield from (scored for _, _, scored in _in_order(judged))
+                yield from (scored for _, _, scored in judged.in_order())
                 continue
             if evidence_runs is None:
                 evidence_runs = complete_runs(connection, run_id=run_id, task_id=task_id, run_ids=chosen)
@@ -250,7 +332,7 @@ def score_records(
 def _with_python(
     connection: duckdb.DuckDBPyConnection,
     specs: list[Spec],
-    judged: dict[int, _Judged],
+    judged: _SqlJudged,
     evidence_runs: list[Any],
     low: int,
     *,
@@ -261,7 +343,7 @@ def _with_python(
     A run is tested only against the specs whose `select` can pick it (scoring/spec/select.py), and
     only the runs some of them pick have their evidence read. An `unread` run is judged in Python by
     every spec that picks it: SQL left it out."""
-    python = [i for i in range(len(specs)) if i not in judged]
+    python = [i for i in range(len(specs)) if not judged.covers(i)]
     indexed = SpecSet([specs[i] for i in python])
     every = SpecSet(specs) if unread else indexed
     wanted = []
@@ -272,7 +354,7 @@ def _with_python(
             chosen = [python[n] for n in indexed.positions(entry[0])]
         if chosen:
             wanted.append((position, entry, chosen))
-    sql = _in_order(judged)
+    sql = judged.in_order()
     pending = next(sql, None)
     for start in range(0, len(wanted), _RUNS_PER_EVIDENCE_CHUNK):
         chunk = wanted[start : start + _RUNS_PER_EVIDENCE_CHUNK]
@@ -326,13 +408,26 @@ def store_history(
     stored. The `verdicts` table must exist."""
     conversation_specs = [spec for spec in specs if spec.turns is not None]
     specs = [spec for spec in specs if spec.turns is None]
-    in_python = [i for i, spec in enumerate(specs) if not_compiled(spec) is not None]
+    in_python = [i for i, reason in enumerate(not_compiled_each(specs)) if reason is not None]
     stored = 0
     runs = Runs(connection, run_id=run_id, task_id=task_id, ordered=False)
     try:
         relation, rows = runs.slice(0, runs.count)
         unread = unread_of(connection, relation)
         in_sql = [i for i in range(len(specs)) if i not in in_python]
+        groups = families(specs, in_sql)
+        in_family = {i for members in groups for i in members}
+        family_runs, release_family_runs = without(connection, relation, unread)  # unread: Python's
+        try:
+            for members in groups:
+                stored_family = store_family(connection, specs, members, family_runs, rows, SQL_FROM_RUNS)
+                if stored_family is None:
+                    in_python.extend(members)
+                else:
+                    stored += stored_family
+        finally:
+            release_family_runs()
+        in_sql = [i for i in in_sql if i not in in_family]
         chooser = Chooser(connection, relation, [specs[i].select for i in in_sql])
         for n, i in enumerate(in_sql):
             spec = specs[i]
@@ -358,7 +453,7 @@ def store_history(
     judged_in_sql = [specs[i] for i in range(len(specs)) if i not in in_python]
     if unread and judged_in_sql:  # the unread runs SQL left out, judged by the specs it judged
         left = complete_runs(connection, run_ids=sorted(unread))
-        stored += sum(1 for _ in _with_python(connection, judged_in_sql, {}, left, 0, store=True))
+        stored += sum(1 for _ in _with_python(connection, judged_in_sql, _SqlJudged(), left, 0, store=True))
     if conversation_specs and run_id is None:
         stored += sum(
             1 for _ in conversation_verdicts(connection, conversation_specs, task_id=task_id, store=True)
@@ -370,4 +465,4 @@ def _python_only(
     connection: duckdb.DuckDBPyConnection, specs: list[Spec], *, run_id: str | None, task_id: str | None
 ) -> Iterator[Scored]:
     runs = complete_runs(connection, run_id=run_id, task_id=task_id)
-    return _with_python(connection, specs, {}, runs, 0, store=True)
+    return _with_python(connection, specs, _SqlJudged(), runs, 0, store=True)
