@@ -70,6 +70,28 @@ def test_store_history_in_sql_stores_the_error_of_an_unread_run(
     ]
 
 
+@pytest.mark.parametrize("path", ["score_records", "store_history"])
+def test_a_family_of_compiled_specs_leaves_unread_runs_to_the_python_judge(
+    recording: Recording, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    # Specs differing only in name and select are judged by one query (scoring/batch/_family.py); that
+    # query must leave the unread runs out as a single spec's does, or they would fail "no executions".
+    monkeypatch.setattr(score, "SQL_FROM_RUNS", 0)
+    connection = recording.connection
+    ensure_verdict_schema(connection)
+    specs = load_spec_text(
+        "name: talk-lookup\nselect: {task: talk}\nexpected_tools: [lookup_order]\n---\n"
+        "name: chat-lookup\nselect: {task: chat}\nexpected_tools: [lookup_order]\n"
+    )
+    if path == "score_records":
+        found = [(s.spec, s.label) for s in score.score_records(connection, specs)]
+    else:
+        assert store_history(connection, specs) == 3
+        rows = connection.execute("SELECT verdict FROM verdicts ORDER BY spec, run_id").fetchall()
+        found = [(json.loads(text)["spec"], json.loads(text)["label"]) for (text,) in rows]
+    assert sorted(found) == [("chat-lookup", "fail"), ("talk-lookup", "error"), ("talk-lookup", "error")]
+
+
 def test_a_conversation_with_an_unread_turn_is_an_error(recording: Recording) -> None:
     turn = "  - expected_tools: [lookup_order]\n"
     spec = f"name: talk\nselect: {{task: talk}}\nturns:\n{turn}{turn}"
