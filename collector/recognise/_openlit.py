@@ -19,9 +19,10 @@ Python literal (a shape rule for every convention).
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
+
+from collector.recognise._python_literal import NotALiteral, python_literal
 
 OPENLIT_LANGCHAIN_SCOPE = "openlit.instrumentation.langchain"
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -39,18 +40,12 @@ def model_call_id(call_id: str | None, scope: str) -> str | None:
 
 
 def _literal(text: str) -> tuple[bool, Any]:
+    """A string, list or dict written as a Python literal (the content a ToolMessage's repr holds)."""
     try:
-        node = ast.parse(text, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        value = python_literal(text, containers_only=False)
+    except NotALiteral:
         return False, None
-    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) and not isinstance(
-        node, (ast.List, ast.Dict)
-    ):
-        return False, None
-    try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
+    return isinstance(value, (str, list, dict)), value
 
 
 def tool_message_content(result: Any) -> Any:

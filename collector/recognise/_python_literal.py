@@ -9,8 +9,10 @@ any convention's argument text that is not JSON is tried here.
 Bounded on purpose, since the text comes off the wire: at most `MAX_TEXT` characters, nesting at most
 `MAX_DEPTH` deep, and only literal nodes (strings, numbers, booleans, None, dicts, lists, tuples, a
 sign before a number). Anything else (a name, a call, an operator, `...`, bytes, a set, a complex or
-non-finite number, a key that JSON cannot hold) makes the whole text unread. Only a dict or a list is
-accepted: a bare word such as `Paris` stays what it was, text.
+non-finite number, a key that JSON cannot hold) makes the whole text unread. Read as arguments, only a
+dict or a list is accepted: a bare word such as `Paris` stays what it was, text. The one reader of Python
+literals: a declared convention's `python-literal` parser and OpenLIT's ToolMessage text use it too,
+taking any literal (`containers_only=False`).
 """
 
 from __future__ import annotations
@@ -73,18 +75,19 @@ def _as_json(value: Any) -> Any:
     return value
 
 
-def python_literal(text: str) -> Any:
-    """The dict or list a Python repr writes, as JSON-compatible values; `NotALiteral` otherwise."""
+def python_literal(text: str, *, containers_only: bool = True) -> Any:
+    """The dict or list a Python repr writes (any literal, unless `containers_only`), as JSON-compatible
+    values; `NotALiteral` otherwise."""
     if len(text) > MAX_TEXT:
         raise NotALiteral(f"longer than {MAX_TEXT} characters")
     stripped = text.strip()
-    if not stripped.startswith(("{", "[", "(")):
+    if containers_only and not stripped.startswith(("{", "[", "(")):
         raise NotALiteral("not a dict, list or tuple")
     try:
         tree = ast.parse(stripped, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-        raise NotALiteral(f"not Python syntax: {exc}") from None
-    if not isinstance(tree.body, _CONTAINERS):
+        raise NotALiteral(f"not Python syntax: {type(exc).__name__}") from None
+    if containers_only and not isinstance(tree.body, _CONTAINERS):
         raise NotALiteral("not a dict, list or tuple")
     _check(tree.body, 0)
     try:
