@@ -6,9 +6,10 @@ metrics are computed in code), and the same calls go through the real path (OTel
 equal, scores too where the notes say so; the documented deliberate differences must show as
 documented.
 
-The peers cannot share tracescore's test extra: ragas 0.4.3 needs instructor, whose every release caps
-jiter below 0.15, while openai-agents 0.24.0 (pinned in the extra) needs openai 3, whose releases from
-3.18 need jiter 0.16 or later. So they run in their own virtualenv, built from
+The peers do not install cleanly beside tracescore's test extra: ragas 0.4.3 needs instructor, whose
+every release caps jiter below 0.15, while openai-agents 0.24.0 (pinned in the extra) needs openai 3,
+whose releases from 3.4 need jiter 0.16 or later; pip backtracks for minutes toward openai 3.0-3.3
+(the extra runs 3.60). So they run in their own virtualenv, built from
 tests/scoring/peers/requirements.txt (pinned) beside the framework cells' virtualenvs, on first use
 when TRACESCORE_PEER_TRANSLATION=1, and reused while the pins are unchanged; without it the tests skip.
 """
