@@ -6,10 +6,11 @@ metrics are computed in code), and the same calls go through the real path (OTel
 equal, scores too where the notes say so; the documented deliberate differences must show as
 documented.
 
-The peers do not install cleanly beside tracescore's test extra: ragas 0.4.3 needs instructor, whose
-every release caps jiter below 0.15, while openai-agents 0.24.0 (pinned in the extra) needs openai 3,
-whose releases from 3.4 need jiter 0.16 or later; pip backtracks for minutes toward openai 3.0-3.3
-(the extra runs 3.60). So they run in their own virtualenv, built from
+The peers cannot join tracescore's test extra: pip answers ResolutionImpossible (`pip install --dry-run
+-e .[test] deepeval==4.3.1 ragas==0.4.3`). openai-agents 0.24.0 (pinned in the extra) needs openai >=3,<4;
+ragas 0.4.3 needs instructor, whose releases up to 1.16.0 need openai <3, and 1.17.0, which allows
+openai 3, caps jiter below 0.15, which only openai 3.0-3.3 accept (3.4 on need jiter >= 0.16).
+So they run in their own virtualenv, built from
 tests/scoring/peers/requirements.txt (pinned) beside the framework cells' virtualenvs, on first use
 when TRACESCORE_PEER_TRANSLATION=1, and reused while the pins are unchanged; without it the tests skip.
 """
