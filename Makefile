@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install install-runtime demo serve test check lint format clean proto bench soak fixtures test-frameworks
+.PHONY: install install-runtime demo serve test check lint format clean proto bench soak fixtures test-frameworks test-peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ fixtures: install
 
 test-frameworks: install
 	TRACESCORE_LIVE_FRAMEWORKS=1 $(BIN)/python -m pytest -q tests/frameworks/test_live.py
+
+# The peers' own checkers (DeepEval, Ragas) beside tracescore on the cases docs/checks.md's migration notes
+# translate: their pins cannot share our virtualenv (tests/scoring/test_peer_translation.py says why), so
+# they run in one of their own, built from tests/scoring/peers/requirements.txt and cached like the cells'.
+test-peers: install
+	TRACESCORE_PEER_TRANSLATION=1 $(BIN)/python -m pytest -q tests/scoring/test_peer_translation.py
 
 # The peer, Arize Phoenix, lives in its own virtualenv: its dependencies must not shape ours.
 PHOENIX_VENV ?= .venv-phoenix
