@@ -9,6 +9,7 @@ agents") on one trace at a time.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from collector.model.domain import Resource, Span
@@ -263,6 +264,29 @@ def test_an_agent_a_tool_ran_beside_it_is_a_member_of_the_tools_agent() -> None:
 def test_an_agent_of_another_name_beside_a_tool_stays_where_it_is() -> None:
     resolution = _beside_the_tool("booking_agent")
     assert _paths(resolution) == {"weather_agent": "coordinator", "get_weather": "booking_agent"}
+
+
+def test_an_agent_a_tool_ran_is_its_member_though_it_ends_just_after_the_tool() -> None:
+    # LangChain.js under OpenInference JS: the member graph's span is the rollout's child, and the tool's
+    # span may end first (callback order); it started while the tool ran, so it is the tool's agent.
+    spans = [
+        _span("w", None, "Agent Workflow", "tests", 0),
+        _genai("a", "w", "invoke_agent", "coordinator", 1),
+        _genai("t", "a", "execute_tool", "weather_agent", 10),
+        replace(_genai("m", "w", "invoke_agent", "weather_agent", 20), end_ns=991),  # the tool ends at 990
+        _genai("g", "m", "execute_tool", "get_weather", 30),
+    ]
+    assert _paths(_resolve(*spans)) == {
+        "weather_agent": "coordinator",
+        "get_weather": "coordinator/weather_agent",
+    }
+    # One that starts after the tool ended is not the tool's agent.
+    late = [
+        *spans[:3],
+        replace(spans[3], start_ns=995, end_ns=998),
+        replace(spans[4], start_ns=996, end_ns=997),
+    ]
+    assert _paths(_resolve(*late)) == {"weather_agent": "coordinator", "get_weather": "weather_agent"}
 
 
 # --- CrewAI: a coworker run by a delegation tool, named only by the tool's arguments --------------------
