@@ -17,7 +17,7 @@ from pathlib import Path
 
 from collector.recognise.declared import active
 from collector.recognise.declared.errors import ConventionsError
-from collector.serve._spec_source import Signature, _being_written, _signature, load_settled
+from collector.serve._spec_source import Signature, load_settled, read_if_changed
 
 log = logging.getLogger("tracescore.conventions")
 
@@ -44,24 +44,20 @@ class ConventionsSource:
         """Reload if the file changed; True when the conventions in force changed."""
         if not self.paths:
             return False
-        signature = _signature(self.paths)
-        if signature == self._signature or _being_written(signature):
-            return False
         from collector.recognise.declared.files import load_conventions
 
-        try:
-            declared = load_conventions(self.paths)
-        except ConventionsError as exc:
-            if _signature(self.paths) != signature:
-                return False  # written to while read: read again at the next poll
-            self._signature = signature
-            self.error = str(exc)
+        reading = read_if_changed(self.paths, self._signature, load_conventions, ConventionsError)
+        if reading is None:
+            return False
+        self._signature = reading.signature
+        if reading.refused is not None or reading.loaded is None:
+            self.error = str(reading.refused)
             self.failed_reloads += 1
-            log.error("conventions reload failed, the last good conventions keep recognising: %s", exc)
+            log.error(
+                "conventions reload failed, the last good conventions keep recognising: %s", reading.refused
+            )
             return False
-        if _signature(self.paths) != signature:
-            return False
-        self._signature = signature
+        declared = reading.loaded
         active.install(declared)
         self.error = None
         self.reloads += 1

@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from scoring import SpecError
 
@@ -87,6 +88,34 @@ def load_settled(
             return loaded, signature
 
 
+@dataclass(frozen=True, slots=True)
+class Reading(Generic[_Loaded]):
+    """A changed set of files, read whole: what `load` made of them, or why it refused them."""
+
+    signature: Signature
+    loaded: _Loaded | None
+    refused: Exception | None
+
+
+def read_if_changed(
+    paths: list[Path],
+    seen: Signature,
+    load: Callable[[list[Path]], _Loaded],
+    refused: type[Exception] | tuple[type[Exception], ...],
+) -> Reading[_Loaded] | None:
+    """The files read again when they changed since `seen` (a reload: the specs, the conventions file);
+    None while they are as last read, being written, or written to while read (the next poll reads
+    them again, so what is read is never half of a new file)."""
+    signature = _signature(paths)
+    if signature == seen or _being_written(signature):
+        return None
+    try:
+        loaded = load(paths)
+    except refused as exc:
+        return Reading(signature, None, exc) if _signature(paths) == signature else None
+    return Reading(signature, loaded, None) if _signature(paths) == signature else None
+
+
 class SpecSource:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
@@ -114,22 +143,16 @@ class SpecSource:
         left for a later poll, once it has stood still."""
         if not self.paths:
             return False
-        signature = _signature(self.paths)
-        if signature == self._signature or _being_written(signature):
+        reading = read_if_changed(self.paths, self._signature, _load, (SpecError, OSError))
+        if reading is None:
             return False
-        try:
-            specs = _load(self.paths)
-        except (SpecError, OSError) as exc:
-            if _signature(self.paths) != signature:
-                return False  # written to while read: read again at the next poll
-            self._signature = signature
-            self.error = str(exc)
+        self._signature = reading.signature
+        if reading.refused is not None or reading.loaded is None:
+            self.error = str(reading.refused)
             self.failed_reloads += 1
-            log.error("spec reload failed, the last good specs keep running: %s", exc)
+            log.error("spec reload failed, the last good specs keep running: %s", reading.refused)
             return False
-        if _signature(self.paths) != signature:
-            return False  # what was read may be half of the new file: read again at the next poll
-        self._signature = signature
+        specs = reading.loaded
         self.specs, self._indexed, self.error = specs, None, None
         self.reloads += 1
         self.loaded_at = time.time()
