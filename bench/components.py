@@ -18,7 +18,6 @@ from typing import Any
 import pyarrow as pa
 
 from bench.workload import build
-from collector.decode.columnar import decode_protobuf_columns
 from collector.decode.from_protobuf import decode_protobuf
 from collector.recognise.span import recognise
 from collector.serve.server import GC_THRESHOLDS
@@ -75,7 +74,7 @@ def _store_figures(figures: dict[str, float], label: str, timings: list[tuple[fl
     figures[f"DuckDB checkpoint of {label}"] = min(c for _, c in timings)
 
 
-def measure(traces: int, rounds: int = 3) -> tuple[dict[str, float], float]:
+def measure(traces: int, rounds: int = 3) -> dict[str, float]:
     gc.set_threshold(*GC_THRESHOLDS)  # as `serve` runs: the default ones tax every stage here too
     workload = build(traces, seed=7)
     n = workload.spans
@@ -137,11 +136,7 @@ def measure(traces: int, rounds: int = 3) -> tuple[dict[str, float], float]:
         derived_commits.append(chunks)
     derived_label = "executions, requests, runs"
     _store_figures(figures, derived_label, [_timed_commits(derived_commits) for _ in range(rounds)])
-    per_span = {name: seconds * 1e6 / n for name, seconds in figures.items()}
-    # Not a stage of today's path (it builds no spans for Python recognition): the same rows as
-    # decode + spans rows to Arrow, in one pass (collector/decode/columnar.py).
-    seconds, _ = _best(rounds, lambda: [decode_protobuf_columns(body) for body in workload.requests])
-    return per_span, seconds * 1e6 / n
+    return {name: seconds * 1e6 / n for name, seconds in figures.items()}
 
 
 def report(figures: dict[str, float]) -> str:
@@ -156,13 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--traces", type=int, default=3000)
     args = parser.parse_args()
-    figures, columnar = measure(args.traces)
-    print(report(figures))
-    today = figures["decode (protobuf to spans)"] + figures["spans rows to Arrow"]
-    print(
-        f"columnar decode, protobuf straight to spans rows: {columnar:.1f} µs/span "
-        f"(decode + spans rows to Arrow today: {today:.1f})"
-    )
+    print(report(measure(args.traces)))
 
 
 if __name__ == "__main__":

@@ -66,9 +66,8 @@ def _ms(value: float | None) -> str:
 
 
 def bench_components(plan: Plan) -> dict[str, float]:
-    figures, columnar = components.measure(plan.components_traces)
+    figures = components.measure(plan.components_traces)
     print(components.report(figures), flush=True)
-    print(f"columnar decode (not on the ingest path yet): {columnar:.1f} µs/span", flush=True)
     return figures
 
 

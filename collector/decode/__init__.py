@@ -15,8 +15,6 @@ Public:
 - `decoded`: `DecodedRequest`, `UndecodableRequest` (what both decoders return or raise).
 - `prepare`: `prepare_request`, `prepare_spans`, `PreparedRequest`, `Encoding`.
 - `pool`: `Preparer` (the worker pool), `auto_workers`.
-- `columnar`: `decode_protobuf_columns`, a request straight into the `spans` table's Arrow rows with
-  no per-span objects (the input recognition in SQL takes; not on the ingest path yet).
 
 Private: `_warm_up` (a small agent trace each worker decodes first, so real requests do not pay
 first-use costs).

@@ -4,8 +4,7 @@ Owns: the convention adapters that turn a span into a `ToolExecution` (OpenTelem
 OpenInference, OpenLLMetry, pydantic-ai/Logfire, Strands, Google ADK, MCP, …; docs/conventions.md),
 the readers of the tool calls a model requested (`ToolRequest`s on chat/LLM spans), the reading of
 captured arguments and results, and the per-span facts run resolution needs (`SpanNode`).
-Takes in: one domain `Span` at a time, from a decoder or re-read from the `spans` table; or, in SQL,
-a whole batch of span rows shaped like the `spans` table (an Arrow batch or the table itself).
+Takes in: one domain `Span` at a time, from a decoder or re-read from the `spans` table.
 Hands on: a `Recognised` record per span, to the decode stage (which ships it from a worker) and to
 the store (which tracks and resolves runs from it).
 
@@ -22,17 +21,14 @@ Public:
 - `declared`: a user's own conventions, declared in a file (docs/conventions.md, "Your own conventions")
   and tried before the adapters: `files` (`load_conventions`, validated and compiled), `active` (the
   conventions in force in this process), `errors` (`ConventionsError`).
-- `in_sql`: `recognise_in_sql`, the same executions and requests read in DuckDB SQL over a batch of
-  span rows, for the conventions written in SQL, and which spans it leaves to the Python adapters.
 - `reading`: `is_read`, which spans tracescore reads at all (an execution, a requested call, an agent,
   a model call: `model_call` registers another model-call shape), and `KNOWN_GAPS` (`known_gap`), the
   instrumentations that record requests but never the calls; runs of neither get `error` verdicts.
 
 Private: `_content` (JSON arguments and results as emitters send them), `_nodes` (agent, run and task
-facts of a span), `_sql_facts`, `_sql_executions`, `_sql_requests` (the SQL adapters), `_shapes`
-(frameworks' own shapes of content), `_tool_invoker` (Haystack 2's ToolInvoker span, one execution per
-call), `_managed_agents` (smolagents' managed agents, called with no tool span), `_logfire` (Pydantic
-Logfire's own shapes: its tool spans and model-call requests), `_openlit` (OpenLIT's LangChain tool
-spans), `_python_literal` (argument text written as a Python repr, read as literal syntax), `_adapted`
-(what a convention adapter reads off a span).
+facts of a span), `_shapes` (frameworks' own shapes of content), `_tool_invoker` (Haystack 2's
+ToolInvoker span, one execution per call), `_managed_agents` (smolagents' managed agents, called with no
+tool span), `_logfire` (Pydantic Logfire's own shapes: its tool spans and model-call requests),
+`_openlit` (OpenLIT's LangChain tool spans), `_python_literal` (argument text written as a Python repr,
+read as literal syntax), `_adapted` (what a convention adapter reads off a span).
 """

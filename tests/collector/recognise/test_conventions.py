@@ -20,17 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
-from collector.store._stored_spans import load_traces
 from tests._otel import exporter, provider
 from tests._server import ServeProcess
-from tests.collector.recognise._parity import differences, python_readings, sql_readings
 
 EXECUTION_COLUMNS = (
     "tool_name",
@@ -86,7 +83,6 @@ class Stored:
     execution_traces: dict[str, int]
     requests: dict[str, list[dict[str, Any]]]
     span_names: dict[str, list[str]]
-    db: Path | None = None
 
     @classmethod
     def load(cls, server: ServeProcess, sent: Sent) -> Stored:
@@ -109,7 +105,7 @@ class Stored:
         names: dict[str, list[str]] = {}
         for trace_id, name in server.query("SELECT trace_id, name FROM spans ORDER BY start_time"):
             names.setdefault(trace_id, []).append(name)
-        return cls(sent, executions, traces, requests, names, server.db)
+        return cls(sent, executions, traces, requests, names)
 
     def execution(self, label: str) -> dict[str, Any]:
         span_id = self.sent.span_id(label)
@@ -1405,19 +1401,3 @@ def test_span_of_no_convention_is_stored_but_is_no_execution(stored: Stored) -> 
     assert stored.span_names[stored.sent.trace_id("unknown")] == ["SELECT orders", "GET"]
     assert stored.executions_in_trace("unknown") == 0
     assert stored.requests_in_trace("unknown") == []
-
-
-# --------------------------------------------------------------------------------------------------
-# Recognition in SQL (collector/recognise/in_sql.py) reads every fixture above as Python does
-# --------------------------------------------------------------------------------------------------
-
-
-def test_sql_recognition_reads_every_fixture_here_as_the_python_adapters_do(stored: Stored) -> None:
-    """The stored `spans` table itself is the SQL's input; the spans re-read from it are Python's."""
-    assert stored.db is not None
-    with duckdb.connect(str(stored.db), read_only=True) as connection:
-        trace_ids = [row[0] for row in connection.execute("SELECT DISTINCT trace_id FROM spans").fetchall()]
-        spans = [span for span, _ in load_traces(connection, trace_ids)]
-        sql = sql_readings(spans, connection, "spans")
-    assert differences(python_readings(spans), sql) == []
-    assert sql.in_sql["execution gen_ai"] > 0 and sql.in_sql["execution openinference"] > 0
