@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install install-runtime demo serve test check lint format clean proto bench soak fixtures test-frameworks test-peers
+.PHONY: install install-runtime demo serve test check lint format clean proto bench soak fixtures test-frameworks test-peers test-budget
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,11 @@ test-frameworks: install
 # they run in one of their own, built from tests/scoring/peers/requirements.txt and cached like the cells'.
 test-peers: install
 	TRACESCORE_PEER_TRANSLATION=1 $(BIN)/python -m pytest -q tests/scoring/test_peer_translation.py
+
+# The smallest documented memory budget (bench/budget.py's SMALL_BUDGET) under the bench's load at 1,000
+# tool spans/s for a minute (issue 32): nothing lost, no invalidation, no exporter giving up.
+test-budget: install
+	TRACESCORE_BUDGET_SOAK=1 $(BIN)/python -m pytest -q -s tests/collector/serve/test_smallest_budget.py
 
 # The peer, Arize Phoenix, lives in its own virtualenv: its dependencies must not shape ours.
 PHOENIX_VENV ?= .venv-phoenix

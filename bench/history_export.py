@@ -18,8 +18,8 @@ from typing import Any
 
 import duckdb
 
-from bench.run import SPEC, TOOL_SPANS_SHARE
 from bench.servers import Tracescore, loadgen
+from bench.workload import SPEC, TOOL_SPANS_SHARE
 
 
 def _run(tool_spans_per_s: float, seconds: float, every: float | None) -> dict[str, Any]:

@@ -21,29 +21,51 @@ from bench.workload import SPANS_PER_REQUEST, build, cycled, cycled_id
 # 256 runs of 6 spans fill exactly 3 requests of 512.
 RUNS_PER_WHOLE_REQUESTS = 256
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+RETRIES = 50
 
 
-def _grpc_sender(target: str) -> Callable[[bytes], None]:
+class GaveUp(RuntimeError):
+    """An exporter refused `RETRIES` times in a row on one request: it drops the request (unsent,
+    never counted as acknowledged) and stops, as an OTLP exporter whose retries ran out drops its batch."""
+
+    def __init__(self) -> None:
+        super().__init__(f"gave up after {RETRIES} retryable refusals")
+
+
+class Refusals:
+    """Retryable refusals (back-pressure) seen by every exporter of the run."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def add(self) -> None:
+        with self._lock:
+            self.count += 1
+
+
+def _grpc_sender(target: str, refusals: Refusals) -> Callable[[bytes], None]:
     channel = grpc.insecure_channel(target, options=[("grpc.max_send_message_length", 64 << 20)])
     call = channel.unary_unary(EXPORT, request_serializer=lambda b: b, response_deserializer=lambda b: b)
 
     def send(body: bytes) -> None:
-        for attempt in range(50):
+        for attempt in range(RETRIES):
             try:
                 call(body, timeout=60)
                 return
             except grpc.RpcError as exc:
                 if exc.code() != grpc.StatusCode.UNAVAILABLE:  # back-pressure: retry, as exporters do
                     raise
+                refusals.add()
                 time.sleep(min(0.05 * (attempt + 1), 1.0))
-        raise RuntimeError("gave up after 50 retryable refusals")
+        raise GaveUp
 
     return send
 
 
-def _http_sender(url: str) -> Callable[[bytes], None]:
+def _http_sender(url: str, refusals: Refusals) -> Callable[[bytes], None]:
     def send(body: bytes) -> None:
-        for attempt in range(50):
+        for attempt in range(RETRIES):
             request = urllib.request.Request(url, body, {"Content-Type": "application/x-protobuf"})
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
@@ -52,8 +74,9 @@ def _http_sender(url: str) -> Callable[[bytes], None]:
             except urllib.error.HTTPError as exc:
                 if exc.code not in (429, 503):
                     raise
+                refusals.add()
                 time.sleep(min(0.05 * (attempt + 1), 1.0))
-        raise RuntimeError("gave up after 50 retryable refusals")
+        raise GaveUp
 
     return send
 
@@ -128,7 +151,8 @@ def main() -> None:
     requests = Requests(args.traces, args.seed, total_spans)
     max_seconds = args.max_seconds or (1.5 * args.seconds + 60 if args.seconds else None)
 
-    send = _grpc_sender(args.grpc) if args.grpc else _http_sender(args.http)
+    refusals = Refusals()
+    send = _grpc_sender(args.grpc, refusals) if args.grpc else _http_sender(args.http, refusals)
     interval = SPANS_PER_REQUEST / args.spans_per_second if args.spans_per_second else 0.0
     sent_at = [0.0] * requests.count
     acked_at = [0.0] * requests.count
@@ -143,13 +167,16 @@ def main() -> None:
     deadline = started + max_seconds if max_seconds else float("inf")
 
     failures: list[str] = []
+    gave_up = 0
 
     def worker() -> None:
+        nonlocal gave_up
         try:
             send_share()
         except Exception as exc:  # a server that keeps refusing or fails: reported, never hidden
             with lock:
                 failures.append(f"{type(exc).__name__}: {exc}")
+                gave_up += isinstance(exc, GaveUp)
 
     def send_share() -> None:
         nonlocal next_index
@@ -182,7 +209,11 @@ def main() -> None:
         # Exporters that stopped on an error (each sends no more): the run is short of its plan.
         "exporters_failed": len(failures),
         "first_failure": failures[0] if failures else None,
-        "spans": spans,
+        # Of those, the ones whose retries ran out on back-pressure (each dropped its request unsent),
+        # and the retryable refusals every exporter saw, given up on or not.
+        "gave_up": gave_up,
+        "refusals": refusals.count,
+        "spans": spans,  # acknowledged only: a request given up on or failed is not counted
         "tool_spans": spans // 2,  # three tool spans in every six (bench/workload.py)
         "elapsed_s": elapsed,
         "spans_per_s": spans / elapsed,

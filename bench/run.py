@@ -1,7 +1,8 @@
 """The benchmark suite: `make bench` (or `.venv/bin/python -m bench.run`); `BENCH_QUICK=1` (or
 `--quick`) for a smoke run of a few minutes with short durations and small sizes.
 
-Measures every figure of issue 17's targets as the target states it, in one run on this machine:
+Measures every figure of issues 17's and 32's targets as the target states it, in one run on this
+machine:
 
 - the components profile (bench/components.py) and the limit (bench/limit.py);
 - `tracescore serve` with its default settings over real OTLP/gRPC: the acknowledged = committed rate
@@ -10,9 +11,14 @@ Measures every figure of issue 17's targets as the target states it, in one run 
 - verdict lag with online scoring on, 5,000 tool spans/s offered for 5 minutes (grace 0.5 s), and
   short runs at lower rates for context;
 - the longest commit during a checkpoint, from the server's /metrics over the sustained runs;
+- memory (bench/budget.py): an idle server's RSS with its children, default settings; 1,000 tool
+  spans/s for 5 minutes under the documented smallest `--memory-limit` and 5,000 under 512MB, each
+  judged by exporters giving up, spans acknowledged against stored, the server's exit and DuckDB's
+  invalidation, with peak RSS, refusals and verdict lag to explain a miss;
 - Arize Phoenix on the same workload, when installed (`make bench` puts it into $PHOENIX_VENV);
 - batch scoring over ~1 M stored executions (bench/score_batch.py), 1,000 specs against 1 on the same
-  runs (bench/score_specs.py), one run against growing histories (bench/score_history.py).
+  runs (bench/score_specs.py), one run against growing histories (bench/score_history.py);
+- scoring from ClickHouse (chDB in process, bench/score_clickhouse.py), runs/s.
 
 Ends with the targets table (bench/targets.py): figure, target, measured, met?; writes it with every
 detail to bench/results/targets.json and bench/results/details.json (bench/results/quick/ for quick
@@ -24,6 +30,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,16 +39,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench import components, limit, phoenix, score_batch, score_history, score_specs, targets
+from bench import budget, components, limit, phoenix, score_batch, score_history, score_specs, targets
+from bench.memory import _KIB, _status_kib
 from bench.plan import FULL, QUICK, STEPS, Plan
 from bench.servers import ROOT, Tracescore, loadgen
-from bench.workload import build
+from bench.workload import SPEC, SUSTAINED_BASE_TRACES, TOOL_SPANS_SHARE, build
 
 QUICK_ENV = "BENCH_QUICK"
-SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional: true\n"
-TOOL_SPANS_SHARE = 0.5  # three tool spans in every six (bench/workload.py)
-# Runs built by the load generator for a sustained run, repeated as new runs (bench/workload.cycled).
-SUSTAINED_BASE_TRACES = 10_240
 
 
 @dataclass
@@ -90,6 +95,7 @@ def bench_ingest(plan: Plan) -> dict[str, Any]:
             [*grpc, "--concurrency", str(plan.concurrency), "--traces", str(plan.traces), "--seed", "1"]
         )
         full_rss = server.peak_rss_mb()
+        full_server_rss = _status_kib(server.process.pid, "VmHWM") / _KIB
         before = server.checkpoints()
         print(
             f"full rate: {full['spans_per_s']:,.0f} spans/s acknowledged = committed, "
@@ -124,6 +130,7 @@ def bench_ingest(plan: Plan) -> dict[str, Any]:
     return {
         "full": full,
         "full_peak_rss_mb": full_rss,
+        "full_peak_server_rss_mb": full_server_rss,
         "half_rate_offered": half_rate,
         "half": half,
         "half_checkpoints": checkpoints,
@@ -222,6 +229,20 @@ def bench_batch(plan: Plan) -> dict[str, Any]:
     return result
 
 
+def bench_clickhouse(plan: Plan) -> dict[str, Any]:
+    """bench/score_clickhouse.py in a process of its own (its figure is per process), chDB in it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "score_clickhouse.json"
+        command = [
+            *("-m", "bench.score_clickhouse", "--out", str(out)),
+            *("--agent-traces", str(plan.clickhouse_agent_traces)),
+            *("--plain-traces", str(plan.clickhouse_plain_traces)),
+        ]
+        subprocess.run([sys.executable, *command], cwd=ROOT, check=True)
+        result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
 def _achieved(rate: float, result: dict[str, Any]) -> float:
     """The rate over the whole planned run: a run whose exporters stopped on errors sent at `rate` only
     while it lasted, which is not the sustained rate the target asks for."""
@@ -253,10 +274,13 @@ def measured(results: Results) -> targets.Measured:
             p99_ms=run["verdict_lag_ms"]["p99"],
             missing=run["verdict_lag_ms"]["missing"],
             checkpoints=run["checkpoints"],
+            server_p99_ms=run.get("completion_to_delivered_p99_ms"),
         )
     specs = steps.get("specs")
     batch = steps.get("batch")
     phoenix_run = steps.get("phoenix")
+    memory = steps.get("memory")
+    clickhouse = steps.get("clickhouse")
     return targets.Measured(
         limit_spans_per_s=steps["limit"]["spans_per_s"] if "limit" in steps else None,
         ingest_spans_per_s=ingest["full"]["spans_per_s"] if ingest else None,
@@ -266,6 +290,7 @@ def measured(results: Results) -> targets.Measured:
         verdict_lag=lag_run,
         ack_half_rate=ack,
         peak_rss_mb=ingest["full_peak_rss_mb"] if ingest else None,
+        peak_rss_server_mb=ingest.get("full_peak_server_rss_mb") if ingest else None,
         batch_executions_per_s=(
             next(r["executions_per_s"] for r in batch["results"] if r["path"] == "set-based: score + store")
             if batch
@@ -276,6 +301,11 @@ def measured(results: Results) -> targets.Measured:
         specs_ratios={r["path"]: r["ratio"] for r in specs["results"] if "no index" not in r["path"]}
         if specs
         else {},
+        small_budget=budget.as_target(memory["small_budget"]) if memory else None,
+        full_rate_budget=budget.as_target(memory["full_rate_budget"]) if memory else None,
+        idle_rss_mb=memory["idle"]["rss_mb"] if memory else None,
+        idle_split_mb=memory["idle"]["split_mb"] if memory else {},
+        clickhouse_runs_per_s=clickhouse["score_from_clickhouse_runs_per_s"] if clickhouse else None,
     )
 
 
@@ -317,14 +347,16 @@ def main() -> None:
     results.run("limit", lambda: bench_limit(plan))
     results.run("ingest", lambda: bench_ingest(plan))
     results.run("lag", lambda: bench_lag(plan))
+    results.run("memory", lambda: budget.measure(plan))
     results.run("phoenix", lambda: bench_phoenix(plan, args.phoenix_venv))
     results.run("history", lambda: score_history.measure(list(plan.history_sizes)))
     results.run("batch", lambda: bench_batch(plan))
     results.run("specs", lambda: bench_specs(plan))
+    results.run("clickhouse", lambda: bench_clickhouse(plan))
 
     figures = measured(results)
     table = targets.rows(figures)
-    print(f"\nTargets (issue 17){': QUICK run, not the targets conditions' if plan.quick else ''}\n")
+    print(f"\nTargets (issues 17 and 32){': QUICK run, not the targets conditions' if plan.quick else ''}\n")
     print(targets.render(table, plan.quick))
     total = sum(results.seconds.values())
     print(

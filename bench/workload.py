@@ -18,6 +18,11 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 SPANS_PER_REQUEST = 512
 SPANS_PER_TRACE = 6
+TOOL_SPANS_SHARE = 0.5  # three tool spans in every six
+# The one online spec of the verdict-lag and memory steps: it selects every run of the workload.
+SPEC = "name: bench\nexpected_tools: [lookup_shipping_cutoff]\nallow_additional: true\n"
+# Runs built by the load generator for a sustained run, repeated as new runs (cycled below).
+SUSTAINED_BASE_TRACES = 10_240
 TOOLS = ("lookup_shipping_cutoff", "quote_shipping", "check_stock", "search_orders", "refund_order")
 
 
