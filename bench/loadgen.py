@@ -25,11 +25,11 @@ RETRIES = 50
 
 
 class GaveUp(RuntimeError):
-    """An exporter refused `RETRIES` times in a row on one request: it drops the request (unsent,
+    """An exporter refused `retries` times in a row on one request: it drops the request (unsent,
     never counted as acknowledged) and stops, as an OTLP exporter whose retries ran out drops its batch."""
 
-    def __init__(self) -> None:
-        super().__init__(f"gave up after {RETRIES} retryable refusals")
+    def __init__(self, retries: int) -> None:
+        super().__init__(f"gave up after {retries} retryable refusals")
 
 
 class Refusals:
@@ -44,12 +44,12 @@ class Refusals:
             self.count += 1
 
 
-def _grpc_sender(target: str, refusals: Refusals) -> Callable[[bytes], None]:
+def _grpc_sender(target: str, refusals: Refusals, retries: int) -> Callable[[bytes], None]:
     channel = grpc.insecure_channel(target, options=[("grpc.max_send_message_length", 64 << 20)])
     call = channel.unary_unary(EXPORT, request_serializer=lambda b: b, response_deserializer=lambda b: b)
 
     def send(body: bytes) -> None:
-        for attempt in range(RETRIES):
+        for attempt in range(retries):
             try:
                 call(body, timeout=60)
                 return
@@ -58,14 +58,14 @@ def _grpc_sender(target: str, refusals: Refusals) -> Callable[[bytes], None]:
                     raise
                 refusals.add()
                 time.sleep(min(0.05 * (attempt + 1), 1.0))
-        raise GaveUp
+        raise GaveUp(retries)
 
     return send
 
 
-def _http_sender(url: str, refusals: Refusals) -> Callable[[bytes], None]:
+def _http_sender(url: str, refusals: Refusals, retries: int) -> Callable[[bytes], None]:
     def send(body: bytes) -> None:
-        for attempt in range(RETRIES):
+        for attempt in range(retries):
             request = urllib.request.Request(url, body, {"Content-Type": "application/x-protobuf"})
             try:
                 with urllib.request.urlopen(request, timeout=60) as response:
@@ -76,7 +76,7 @@ def _http_sender(url: str, refusals: Refusals) -> Callable[[bytes], None]:
                     raise
                 refusals.add()
                 time.sleep(min(0.05 * (attempt + 1), 1.0))
-        raise GaveUp
+        raise GaveUp(retries)
 
     return send
 
@@ -142,6 +142,9 @@ def main() -> None:
         help="send nothing new after this long (default with --seconds: 1.5 x --seconds + 60), so a "
         "server slower than the offered rate ends the run with a lower achieved rate",
     )
+    parser.add_argument(
+        "--retries", type=int, default=RETRIES, help="retryable refusals of one request before giving up"
+    )
     parser.add_argument("--watch", help="verdict watch URL: measure verdict lag per run")
     parser.add_argument("--watch-wait", type=float, default=15.0)
     args = parser.parse_args()
@@ -152,7 +155,10 @@ def main() -> None:
     max_seconds = args.max_seconds or (1.5 * args.seconds + 60 if args.seconds else None)
 
     refusals = Refusals()
-    send = _grpc_sender(args.grpc, refusals) if args.grpc else _http_sender(args.http, refusals)
+    if args.grpc:
+        send = _grpc_sender(args.grpc, refusals, args.retries)
+    else:
+        send = _http_sender(args.http, refusals, args.retries)
     interval = SPANS_PER_REQUEST / args.spans_per_second if args.spans_per_second else 0.0
     sent_at = [0.0] * requests.count
     acked_at = [0.0] * requests.count

@@ -5,12 +5,16 @@ by its agent span's id) and the verdict lag would be measured on runs that never
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections import Counter
+from concurrent import futures
 from pathlib import Path
+from typing import Any
 
+import grpc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from bench.loadgen import RUNS_PER_WHOLE_REQUESTS, Requests
+from bench.loadgen import EXPORT, RUNS_PER_WHOLE_REQUESTS, Requests
 from bench.run import SPEC
 from bench.servers import Tracescore, loadgen
 from bench.workload import SPANS_PER_REQUEST
@@ -70,3 +74,66 @@ def test_every_repeated_run_gets_its_own_verdict_from_a_real_server() -> None:
         assert result["runs"] == result["verdicts"] == 2 * RUNS_PER_WHOLE_REQUESTS
         assert result["verdict_lag_ms"]["missing"] == 0
         assert server.count("(SELECT DISTINCT run_id FROM run_traces)") == 2 * RUNS_PER_WHOLE_REQUESTS
+
+
+class _Refusing:
+    """A gRPC Export endpoint that answers UNAVAILABLE (back-pressure) to the first `refuse` calls of each
+    request body it sees, then accepts it."""
+
+    def __init__(self, refuse: int) -> None:
+        self.refuse = refuse
+        self.seen: Counter[bytes] = Counter()
+        self.accepted = 0
+        self._lock = threading.Lock()
+
+    def export(self, body: bytes, context: grpc.ServicerContext) -> bytes:
+        with self._lock:
+            self.seen[body] += 1
+            refused = self.seen[body] <= self.refuse
+            self.accepted += not refused
+        if refused:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "busy")
+        return b""
+
+
+def _serve(endpoint: _Refusing) -> tuple[grpc.Server, int]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    handler = grpc.unary_unary_rpc_method_handler(
+        endpoint.export, request_deserializer=lambda b: b, response_serializer=lambda b: b
+    )
+    service, method = EXPORT.strip("/").split("/")
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(service, {method: handler})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, port
+
+
+def _send(port: int, retries: int) -> dict[str, Any]:
+    # 256 runs: 3 requests, from 2 exporters.
+    args = ["--grpc", f"127.0.0.1:{port}", "--traces", "256", "--concurrency", "2", "--retries", str(retries)]
+    return loadgen(args, timeout_s=60)
+
+
+def test_exporters_that_give_up_are_counted_and_their_requests_not_counted_as_sent() -> None:
+    endpoint = _Refusing(refuse=1000)
+    server, port = _serve(endpoint)
+    try:
+        result = _send(port, retries=3)
+    finally:
+        server.stop(None)
+    # Each exporter gave up on its first request after 3 refusals: nothing acknowledged, nothing counted.
+    assert (result["gave_up"], result["exporters_failed"], result["refusals"]) == (2, 2, 6)
+    assert (result["requests"], result["spans"], endpoint.accepted) == (0, 0, 0)
+    assert result["first_failure"] == "GaveUp: gave up after 3 retryable refusals"
+
+
+def test_refusals_an_exporter_rides_out_are_counted_and_every_span_is_sent() -> None:
+    endpoint = _Refusing(refuse=2)
+    server, port = _serve(endpoint)
+    try:
+        result = _send(port, retries=3)
+    finally:
+        server.stop(None)
+    assert (result["gave_up"], result["exporters_failed"], result["refusals"]) == (0, 0, 3 * 2)
+    assert result["requests"] == endpoint.accepted == 3
+    assert result["spans"] == 256 * 6
