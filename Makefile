@@ -75,8 +75,8 @@ $(PHOENIX_VENV)/bin/phoenix:
 	$(PYTHON) -m venv $(PHOENIX_VENV)
 	$(PHOENIX_VENV)/bin/python -m pip install --quiet arize-phoenix
 
-# Every figure of issue 17's targets, as each target states it (two 5-minute sustained runs among
-# them; ~21 min on the idle 2-core machine, printed at the start), ending with the targets table, also
+# Every figure of issues 17's and 32's targets, as each target states it (four 5-minute sustained runs
+# among them; ~33 min on the idle 2-core machine, printed at the start), ending with the targets table, also
 # written to bench/results/. `BENCH_QUICK=1 make bench` is a smoke run of a few minutes.
 bench: install $(PHOENIX_VENV)/bin/phoenix
 	PHOENIX_VENV=$(PHOENIX_VENV) $(BIN)/python -m bench.run
