@@ -306,6 +306,9 @@ def measured(results: Results) -> targets.Measured:
         idle_rss_mb=memory["idle"]["rss_mb"] if memory else None,
         idle_split_mb=memory["idle"]["split_mb"] if memory else {},
         clickhouse_runs_per_s=clickhouse["score_from_clickhouse_runs_per_s"] if clickhouse else None,
+        clickhouse_runs_per_cpu_s=clickhouse.get("score_from_clickhouse_runs_per_cpu_s")
+        if clickhouse
+        else None,
     )
 
 

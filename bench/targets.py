@@ -128,6 +128,7 @@ class Measured:
     idle_rss_mb: float | None = None  # server + children, default settings
     idle_split_mb: dict[str, float] = field(default_factory=dict)  # role -> MB
     clickhouse_runs_per_s: float | None = None
+    clickhouse_runs_per_cpu_s: float | None = None  # the process's CPU, chDB's threads included
 
 
 @dataclass(frozen=True)
@@ -337,6 +338,9 @@ def rows(m: Measured) -> list[Row]:
             m.clickhouse_runs_per_s,
             "{:,.0f} runs/s (`score --clickhouse`'s path, chDB in process)",
             lambda rate: rate >= CLICKHOUSE_RUNS_PER_S,
+            ""
+            if m.clickhouse_runs_per_cpu_s is None
+            else f"{m.clickhouse_runs_per_cpu_s:,.0f} runs per CPU second of the process",
         ),
     ]
 

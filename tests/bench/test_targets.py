@@ -42,6 +42,7 @@ MEETS = Measured(
     idle_rss_mb=150,
     idle_split_mb={"server": 120, "worker": 20, "tracker": 10},
     clickhouse_runs_per_s=2500,
+    clickhouse_runs_per_cpu_s=2600,
 )
 ROWS = 11
 
@@ -163,6 +164,8 @@ def test_a_miss_says_why_in_the_table() -> None:
         line.startswith("| idle RSS") and line.endswith("| no: server 120 MB, worker 20 MB, tracker 10 MB |")
         for line in lines
     )
+    slow_ch = render(rows(replace(MEETS, clickhouse_runs_per_s=1016, clickhouse_runs_per_cpu_s=1018)), False)
+    assert slow_ch.splitlines()[-1].endswith("| no: 1,018 runs per CPU second of the process |")
     assert any(
         line.startswith("| verdict lag p99")
         and "≤ 750 ms" in line
