@@ -17,6 +17,7 @@ from here.
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import targets
+from bench.loadgen import RETRIES
 from bench.memory import _KIB, _role, _Sampler, _status_kib
 from bench.plan import Plan
 from bench.servers import Tracescore, children, loadgen
@@ -65,6 +67,15 @@ def idle(grace_s: float, settle_s: float = IDLE_SETTLE_S, samples: int = IDLE_SA
     return {"rss_mb": median, "split_mb": found[sums.index(median)], "samples_mb": sums, "settle_s": settle_s}
 
 
+def _message(line: str) -> str:
+    """A log line's message: the server logs JSON lines, a traceback among their fields."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    return str(record.get("message", line)) if isinstance(record, dict) else line
+
+
 def budget_run(
     memory_limit: str | None,
     tool_spans_per_s: float,
@@ -82,7 +93,7 @@ def budget_run(
             server = Tracescore(workdir, _server_flags(workdir, grace_s, memory_limit))
         except (RuntimeError, TimeoutError) as exc:  # it did not start: its own last words say why
             lines = (workdir / "serve.log").read_text().strip().splitlines()
-            error = f"{exc}: {lines[-1]}" if lines else str(exc)
+            error = f"{exc}: {_message(lines[-1])}" if lines else str(exc)
             return {"memory_limit": memory_limit, "started": False, "error": error}
         try:
             with _Sampler(server.process.pid) as sampler:
@@ -148,6 +159,7 @@ def budget_run(
         "runs": sent.get("runs"),
         "verdicts": sent.get("verdicts"),
         "verdict_lag_ms": sent.get("verdict_lag_ms"),
+        "ack_ms": sent["ack_ms"],
         "requests": sent["requests"],
         "requests_planned": sent["requests_planned"],
         "spans_per_request": SPANS_PER_REQUEST,
@@ -175,6 +187,8 @@ def as_target(run: dict[str, Any]) -> targets.BudgetRun:
         invalidated=run["invalidated"],
         peak_rss_mb=run["peak_rss_mb"],
         lag_p99_ms=lag.get("p99"),
+        ack_p99_ms=(run["ack_ms"] or {}).get("p99"),
+        retries=RETRIES,
     )
 
 
@@ -203,7 +217,7 @@ def measure(plan: Plan) -> dict[str, Any]:
     """The step: idle, then the small budget at 1,000 tool spans/s, then `FULL_RATE_BUDGET` at the plan's
     full rate, each budget run for the plan's sustained duration."""
     resting = idle(plan.grace_s)
-    split = ", ".join(f"{role} {mb:.0f}" for role, mb in resting["split_mb"].items())
+    split = ", ".join(f"{role} {mb:.0f} MB" for role, mb in resting["split_mb"].items())
     print(f"idle, default settings: {resting['rss_mb']:.0f} MB ({split})", flush=True)
     runs = {}
     for name, memory_limit, rate in (

@@ -74,6 +74,8 @@ class BudgetRun:
     invalidated: bool = False
     peak_rss_mb: float = float("nan")
     lag_p99_ms: float | None = None
+    ack_p99_ms: float | None = None  # each exporter waits for its answer: slow answers lower the rate
+    retries: int = 50  # retryable refusals of one request before an exporter gives up
 
     def problems(self) -> list[str]:
         """Why the budget did not hold the load; empty when it did."""
@@ -81,7 +83,9 @@ class BudgetRun:
             return [f"the server did not start: {self.error}"]
         found = []
         if self.gave_up:
-            found.append(f"{self.gave_up} of {self.exporters} exporters gave up after their retries")
+            found.append(
+                f"{self.gave_up} of {self.exporters} exporters gave up after {self.retries} refusals each"
+            )
         if self.failed > self.gave_up:
             found.append(f"{self.failed - self.gave_up} exporter(s) stopped on an error")
         if self.stored is None:
@@ -100,10 +104,16 @@ class BudgetRun:
 
     @property
     def context(self) -> str:
-        """The figures that explain a miss: memory held, refusals, verdict lag."""
+        """The figures that explain a miss: memory held, refusals, answers and verdicts."""
         refusals = "unknown" if self.refusals is None else f"{self.refusals:,}"
-        lag = "unknown" if self.lag_p99_ms is None else f"{self.lag_p99_ms:,.0f} ms"
-        return f"peak RSS {self.peak_rss_mb:,.0f} MB; {refusals} refusals; verdict lag p99 {lag}"
+
+        def ms(value: float | None) -> str:
+            return "unknown" if value is None else f"{value:,.0f} ms"
+
+        return (
+            f"peak RSS {self.peak_rss_mb:,.0f} MB; {refusals} refusals; ack p99 {ms(self.ack_p99_ms)}; "
+            f"verdict lag p99 {ms(self.lag_p99_ms)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ HOLDS = BudgetRun(
     exit_code=0,
     peak_rss_mb=381,
     lag_p99_ms=900,
+    ack_p99_ms=40,
 )
 
 MEETS = Measured(
@@ -133,7 +134,7 @@ def _budget_row(run: BudgetRun) -> tuple[bool | None, str]:
 
 def test_a_budget_holds_only_with_nothing_given_up_lost_ended_or_invalidated() -> None:
     misses = {
-        "3 of 8 exporters gave up after their retries": replace(HOLDS, gave_up=3, failed=3),
+        "3 of 8 exporters gave up after 50 refusals each": replace(HOLDS, gave_up=3, failed=3),
         "1 exporter(s) stopped on an error": replace(HOLDS, failed=1),
         "stored 1,234 fewer spans than acknowledged": replace(HOLDS, stored=600_000 - 1234),
         "the stored spans could not be counted": replace(HOLDS, stored=None),
@@ -150,7 +151,7 @@ def test_a_budget_holds_only_with_nothing_given_up_lost_ended_or_invalidated() -
         assert why.startswith(reason), (reason, why)
     # The figures that explain a miss come with it; more stored than acknowledged is no loss.
     assert _budget_row(replace(HOLDS, gave_up=3, failed=3))[1].endswith(
-        "peak RSS 381 MB; 564 refusals; verdict lag p99 900 ms"
+        "peak RSS 381 MB; 564 refusals; ack p99 40 ms; verdict lag p99 900 ms"
     )
     assert _budget_row(replace(HOLDS, stored=600_100)) == (True, "")
 
