@@ -227,8 +227,8 @@ def main() -> None:
         # server holds them back (each exporter waits for its answer); the wait for the last answers,
         # which a short run would count against the rate, is left out.
         "sent_spans_per_s": spans / (max(sent_at[i] for i in done) - started + interval)
-        if interval
-        else None,
+        if interval and done
+        else (0.0 if interval else None),  # paced, nothing acknowledged: nothing sent
         "ack_ms": summary([acked_at[i] - sent_at[i] for i in done], scale=1000),
     }
     if args.watch:

@@ -108,10 +108,10 @@ def _serve(endpoint: _Refusing) -> tuple[grpc.Server, int]:
     return server, port
 
 
-def _send(port: int, retries: int) -> dict[str, Any]:
+def _send(port: int, retries: int, *paced: str) -> dict[str, Any]:
     # 256 runs: 3 requests, from 2 exporters.
     args = ["--grpc", f"127.0.0.1:{port}", "--traces", "256", "--concurrency", "2", "--retries", str(retries)]
-    return loadgen(args, timeout_s=60)
+    return loadgen([*args, *paced], timeout_s=60)
 
 
 def test_exporters_that_give_up_are_counted_and_their_requests_not_counted_as_sent() -> None:
@@ -125,6 +125,15 @@ def test_exporters_that_give_up_are_counted_and_their_requests_not_counted_as_se
     assert (result["gave_up"], result["exporters_failed"], result["refusals"]) == (2, 2, 6)
     assert (result["requests"], result["spans"], endpoint.accepted) == (0, 0, 0)
     assert result["first_failure"] == "GaveUp: gave up after 3 retryable refusals"
+
+
+def test_a_paced_run_with_nothing_acknowledged_reports_nothing_sent() -> None:
+    server, port = _serve(_Refusing(refuse=1000))
+    try:
+        result = _send(port, 2, "--spans-per-second", str(3 * SPANS_PER_REQUEST), "--seconds", "1")
+    finally:
+        server.stop(None)
+    assert (result["gave_up"], result["requests"], result["sent_spans_per_s"]) == (2, 0, 0.0)
 
 
 def test_refusals_an_exporter_rides_out_are_counted_and_every_span_is_sent() -> None:
