@@ -52,7 +52,7 @@ def idle(grace_s: float, settle_s: float = IDLE_SETTLE_S, samples: int = IDLE_SA
     the median sum and, for that sample, each process by role."""
     found: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        server = Tracescore(Path(tmp), _server_flags(Path(tmp), grace_s, None))
+        server = Tracescore(Path(tmp), _server_flags(Path(tmp), grace_s, None), idle=True)
         time.sleep(settle_s)
         for _ in range(samples):
             split: dict[str, float] = {}

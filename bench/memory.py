@@ -161,7 +161,7 @@ def idle_rss(runs: int = 3, settle_s: float = 10.0, samples: int = 5) -> list[di
     found: list[dict[str, Any]] = []
     for run in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
-            server = Tracescore(Path(tmp), [])
+            server = Tracescore(Path(tmp), [], idle=True)
             time.sleep(settle_s)
             for _ in range(samples):
                 sample: dict[str, Any] = {"run": run}

@@ -136,9 +136,11 @@ def default_environment() -> dict[str, str]:
 
 class Tracescore:
     """`tracescore serve` on free loopback ports over a new database in `workdir`, with `extra` flags
-    (none: the default settings)."""
+    (none: the default settings). Its decode workers start with a first request: an empty one is sent
+    and the workers awaited, so that a load measures a server that has been taking requests, unless
+    `idle` (a server that has received nothing)."""
 
-    def __init__(self, workdir: Path, extra: list[str]) -> None:
+    def __init__(self, workdir: Path, extra: list[str], idle: bool = False) -> None:
         self.db = workdir / "bench.duckdb"
         self.grpc, self.http = free_port(), free_port()
         command = [
@@ -164,10 +166,18 @@ class Tracescore:
         )
         wait_listening(self.grpc, self.process)
         wait_listening(self.http, self.process)
-        self._wait_workers()
+        if not idle:
+            self._wait_workers()
 
     def _wait_workers(self, timeout_s: float = 60.0) -> None:
-        """Until the decode workers take requests (they start in the background)."""
+        """Until the decode workers take requests (they start in the background, with a first request)."""
+        empty = urllib.request.Request(
+            f"http://127.0.0.1:{self.http}/v1/traces",
+            b'{"resourceSpans": []}',
+            {"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(empty, timeout=10) as response:
+            response.read()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             samples = self.metrics()

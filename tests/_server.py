@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,14 @@ class ServeProcess:
                 return self
             time.sleep(0.05)
         raise TimeoutError(f"serve did not listen within {timeout_s}s:\n{self.log()}")
+
+    def wake_decode_workers(self) -> None:
+        """Send an empty OTLP/JSON request: decode workers start with a server's first request."""
+        request = urllib.request.Request(
+            self.http_url, b'{"resourceSpans": []}', {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.status == 200
 
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""

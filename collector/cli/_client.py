@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
+from collector.model.arrow import pa
 from collector.store.database import DatabaseError
 
 

@@ -4,10 +4,13 @@ One Python process runs one thread of Python at a time, and decoding and recogni
 of it; in worker processes they run on the other cores, and the server keeps its interpreter for
 committing, completing and scoring runs (figures in bench/README.md).
 
-Workers start in the background: until they answer, requests are prepared in the server's own
-process, so start-up is no slower. A worker that dies (killed, out of memory) costs no request: the
-one it held is prepared in-process, and a new pool starts behind it. Workers are spawned, not forked:
-the server already runs gRPC's and DuckDB's threads, which a fork does not carry over safely.
+Workers start in the background on the first request, and until they answer requests are prepared in
+the server's own process, so start-up is no slower; after `IDLE_RETIRE_S` with no request they stop,
+and the next request starts them again. A server that receives nothing holds no worker: ~66 MB each
+(issue 32's idle target, bench/memory.py --idle). A worker that dies (killed, out of memory) costs no
+request: the one it held is prepared in-process, and a new pool starts behind it. Workers are
+spawned, not forked: the server already runs gRPC's and DuckDB's threads, which a fork does not carry
+over safely.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from collector.store.memory_settings import apply_memory_settings
 log = logging.getLogger("tracescore.ingest")
 
 MAX_AUTO_WORKERS = 4
+# Spawning a worker costs ~1 s of CPU (its imports and warm-up), paid again after each retirement: ten
+# minutes keeps workers through the pauses between an agent's runs and frees them when traffic stops.
+IDLE_RETIRE_S = 600.0
 _PARENT_CHECK_S = 0.5
 
 
@@ -115,9 +121,17 @@ class Preparer:
     """Prepares requests in worker processes once they are up, in the caller's process until then (and
     always, with no workers)."""
 
-    def __init__(self, workers: int, gc_thresholds: tuple[int, int, int] = (700, 10, 10)) -> None:
+    def __init__(
+        self,
+        workers: int,
+        gc_thresholds: tuple[int, int, int] = (700, 10, 10),
+        idle_retire_s: float = IDLE_RETIRE_S,
+    ) -> None:
         self.workers = workers
         self._gc_thresholds = gc_thresholds
+        self._idle_retire_s = idle_retire_s
+        self._last_request = time.monotonic()
+        self._retire_timer: asyncio.TimerHandle | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._ready = False
         self._closed = False
@@ -167,6 +181,10 @@ class Preparer:
 
     async def prepare(self, body: bytes, encoding: Encoding) -> PreparedRequest:
         """Decode, recognise and build rows (raises UndecodableRequest for an unreadable body)."""
+        self._last_request = time.monotonic()
+        if self._pool is None and self.workers > 0 and not self._closed:
+            self.start()  # this request is prepared here; the workers take the ones after they are up
+            self._retire_when_idle()
         pool = self._pool
         future = None
         if pool is not None and self._ready:
@@ -198,6 +216,27 @@ class Preparer:
         self.prepared_here += 1
         return prepare_request(body, encoding, declared_conventions.sources())
 
+    def _retire_when_idle(self) -> None:
+        """Stop the workers once no request has come for `idle_retire_s` (checked on the event loop)."""
+        if self._retire_timer is not None:
+            self._retire_timer.cancel()
+        due = self._last_request + self._idle_retire_s
+        self._retire_timer = asyncio.get_running_loop().call_at(
+            asyncio.get_running_loop().time() + max(0.0, due - time.monotonic()), self._retire_if_idle
+        )
+
+    def _retire_if_idle(self) -> None:
+        self._retire_timer = None
+        pool = self._pool
+        if pool is None or self._closed:
+            return
+        if self.in_flight or time.monotonic() - self._last_request < self._idle_retire_s:
+            self._retire_when_idle()
+            return
+        log.info("no request for %.0f s: decode workers stopped until the next one", self._idle_retire_s)
+        self._pool, self._ready = None, False
+        pool.shutdown(wait=False)
+
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         if self._pool is not broken or self._closed:
             return  # another request already replaced it
@@ -210,6 +249,8 @@ class Preparer:
     def close(self) -> None:
         """Stop the workers once the requests they hold are prepared."""
         self._closed, self._ready = True, False
+        if self._retire_timer is not None:
+            self._retire_timer.cancel()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

@@ -11,4 +11,5 @@ Public:
   `AgentInfo`, `SpanNode`, the status codes, `OWN_SCOPE`, and `compact_pickle` (how records cross a
   decode worker's pipe cheaply).
 - `jsontext`: `to_json`, always valid JSON text whatever a span carried.
+- `arrow`: `pa`, pyarrow imported on first use (an idle server holds none of it), and `after_import`.
 """

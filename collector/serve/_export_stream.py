@@ -18,9 +18,9 @@ import threading
 from datetime import datetime
 
 import duckdb
-import pyarrow as pa
 from aiohttp import web
 
+from collector.model.arrow import pa
 from collector.store.export import window_rows
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"

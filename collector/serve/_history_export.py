@@ -37,8 +37,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
+from collector.model.arrow import pa
 from collector.store.export import TRACES_FROM_ROWS, scores_after, spans_after
 from collector.store.parquet_files import publish, remove_stale, write_staged
 from collector.store.writer import STATE_REPLAY_FLOOR

@@ -208,8 +208,7 @@ async def start(settings: ServeSettings) -> Running:
             workers,
         )
         workers = memory.workers_allowed(workers)
-    preparer = Preparer(workers, GC_THRESHOLDS)
-    preparer.start()
+    preparer = Preparer(workers, GC_THRESHOLDS)  # its workers start with the first request
     ingest = Ingest(
         writer,
         max_backlog_spans=settings.max_backlog_spans,

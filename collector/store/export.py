@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
+from collector.model.arrow import pa
 from collector.store.database import DatabaseError, explain_open_error
 from collector.store.parquet_files import ROWS, discard, publish, write_staged
 

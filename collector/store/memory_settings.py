@@ -28,7 +28,7 @@ from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-import pyarrow as pa
+from collector.model.arrow import after_import
 
 MALLOC_ARENA_MAX = "2"
 ARROW_POOL = "system"
@@ -40,11 +40,16 @@ def apply_memory_settings() -> None:
     os.environ.setdefault("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX)
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", ARROW_POOL)
     _limit_malloc_arenas(os.environ["MALLOC_ARENA_MAX"])
-    if os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system":
-        # pyarrow is imported already: its default pool was chosen then, from the environment of that
-        # moment; this makes the choice stick either way.
+    # pyarrow is imported on first use (scoring/verdict/arrow.py), after this in the server; in a
+    # process that imported it before, its default pool was chosen then, from the environment of that
+    # moment: the hook makes the choice stick either way.
+    after_import(_arrow_settings)
+
+
+def _arrow_settings(pa: ModuleType) -> None:
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") == "system":
         pa.set_memory_pool(pa.system_memory_pool())
-    _settle_pandas_question()
+    _settle_pandas_question(pa)
 
 
 @functools.cache
@@ -87,7 +92,7 @@ class _NoPandas(MetaPathFinder):
         return None
 
 
-def _settle_pandas_question() -> None:
+def _settle_pandas_question(pa: ModuleType) -> None:
     if "pandas" in sys.modules:
         return  # already imported: nothing left to save
     finder = _NoPandas()

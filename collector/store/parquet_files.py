@@ -15,7 +15,8 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
+
+from collector.model.arrow import pa
 
 PARTITIONS = '(date, "ServiceName")'
 ROWS = "export_rows"  # what the rows are called in the query that writes them

@@ -2,139 +2,164 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
+from collector.model.arrow import pa
 from collector.model.domain import Span
 from collector.model.jsontext import to_json
 from collector.recognise.span import Recognised
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary
 
-_TS_NS = pa.timestamp("ns")
-_TS_US = pa.timestamp("us")
 
-SPAN_SCHEMA = pa.schema(
-    [
-        ("trace_id", pa.string()),
-        ("span_id", pa.string()),
-        ("parent_span_id", pa.string()),
-        ("name", pa.string()),
-        ("kind", pa.uint8()),
-        ("start_time", _TS_NS),
-        ("end_time", _TS_NS),
-        ("duration_ms", pa.float64()),
-        ("status_code", pa.uint8()),
-        ("status_message", pa.string()),
-        ("service_name", pa.string()),
-        ("scope_name", pa.string()),
-        ("scope_version", pa.string()),
-        ("attributes", pa.string()),
-        ("resource_attributes", pa.string()),
-        ("events", pa.string()),
-        ("links", pa.string()),
-        ("trace_state", pa.string()),
-        ("flags", pa.uint32()),
-        ("dropped_attributes_count", pa.uint32()),
-        ("dropped_events_count", pa.uint32()),
-        ("dropped_links_count", pa.uint32()),
-        ("ingest_seq", pa.int64()),
-        ("received_at", _TS_US),
-    ]
-)
+@dataclass(frozen=True, slots=True)
+class Schemas:
+    """The Arrow schemas of the stored tables' rows (built on first use: pyarrow is imported then)."""
 
-EXECUTION_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("task_id", pa.string()),
-        ("trace_id", pa.string()),
-        ("span_id", pa.string()),
-        ("parent_span_id", pa.string()),
-        ("tool_name", pa.string()),
-        ("call_id", pa.string()),
-        ("call_id_source", pa.string()),
-        ("arguments", pa.string()),
-        ("arguments_raw", pa.string()),
-        ("arguments_error", pa.string()),
-        ("arguments_source", pa.string()),
-        ("result", pa.string()),
-        ("error", pa.bool_()),
-        ("error_type", pa.string()),
-        ("error_message", pa.string()),
-        ("paused", pa.bool_()),
-        ("pause_reason", pa.string()),
-        ("from_history", pa.bool_()),
-        ("start_time", _TS_NS),
-        ("end_time", _TS_NS),
-        ("duration_ms", pa.float64()),
-        ("agent_path", pa.string()),
-        ("agent_name", pa.string()),
-        ("session_id", pa.string()),
-        ("service_name", pa.string()),
-        ("convention", pa.string()),
-        ("scope_name", pa.string()),
-        ("ingest_seq", pa.int64()),
-        ("kind", pa.string()),
-        ("call_index", pa.int32()),
-    ]
-)
+    span: pa.Schema
+    execution: pa.Schema
+    request: pa.Schema
+    run_trace: pa.Schema
+    run_turn: pa.Schema
+    seq_index: int  # the writer stamps these two columns of the spans' rows
+    received_at_index: int
 
-REQUEST_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("task_id", pa.string()),
-        ("trace_id", pa.string()),
-        ("span_id", pa.string()),
-        ("position", pa.int32()),
-        ("tool_name", pa.string()),
-        ("call_id", pa.string()),
-        ("arguments", pa.string()),
-        ("arguments_raw", pa.string()),
-        ("arguments_error", pa.string()),
-        ("round", pa.int32()),
-        ("requested_at", _TS_NS),
-        ("agent_path", pa.string()),
-        ("encoding", pa.string()),
-        ("execution_span_id", pa.string()),
-        ("ingest_seq", pa.int64()),
-        ("execution_call_index", pa.int32()),
-    ]
-)
 
-RUN_TRACE_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("trace_id", pa.string()),
-        ("root_span_id", pa.string()),
-        ("task_id", pa.string()),
-        ("service_name", pa.string()),
-        ("agent_name", pa.string()),
-        ("session_id", pa.string()),
-        ("start_time", _TS_NS),
-        ("end_time", _TS_NS),
-        ("n_spans", pa.int32()),
-        ("n_executions", pa.int32()),
-        ("n_requests", pa.int32()),
-        ("attributes", pa.string()),
-        ("status", pa.string()),
-        ("version", pa.int32()),
-        ("completed_at", _TS_US),
-        ("min_seq", pa.int64()),
-        ("max_seq", pa.int64()),
-    ]
-)
+@functools.cache
+def schemas() -> Schemas:
+    ts_ns = pa.timestamp("ns")
+    ts_us = pa.timestamp("us")
 
-RUN_TURN_SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("trace_id", pa.string()),
-        ("conversation_id", pa.string()),
-        ("turn_index", pa.int32()),
-        ("last_turn", pa.bool_()),
-    ]
-)
+    span = pa.schema(
+        [
+            ("trace_id", pa.string()),
+            ("span_id", pa.string()),
+            ("parent_span_id", pa.string()),
+            ("name", pa.string()),
+            ("kind", pa.uint8()),
+            ("start_time", ts_ns),
+            ("end_time", ts_ns),
+            ("duration_ms", pa.float64()),
+            ("status_code", pa.uint8()),
+            ("status_message", pa.string()),
+            ("service_name", pa.string()),
+            ("scope_name", pa.string()),
+            ("scope_version", pa.string()),
+            ("attributes", pa.string()),
+            ("resource_attributes", pa.string()),
+            ("events", pa.string()),
+            ("links", pa.string()),
+            ("trace_state", pa.string()),
+            ("flags", pa.uint32()),
+            ("dropped_attributes_count", pa.uint32()),
+            ("dropped_events_count", pa.uint32()),
+            ("dropped_links_count", pa.uint32()),
+            ("ingest_seq", pa.int64()),
+            ("received_at", ts_us),
+        ]
+    )
+
+    execution = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("task_id", pa.string()),
+            ("trace_id", pa.string()),
+            ("span_id", pa.string()),
+            ("parent_span_id", pa.string()),
+            ("tool_name", pa.string()),
+            ("call_id", pa.string()),
+            ("call_id_source", pa.string()),
+            ("arguments", pa.string()),
+            ("arguments_raw", pa.string()),
+            ("arguments_error", pa.string()),
+            ("arguments_source", pa.string()),
+            ("result", pa.string()),
+            ("error", pa.bool_()),
+            ("error_type", pa.string()),
+            ("error_message", pa.string()),
+            ("paused", pa.bool_()),
+            ("pause_reason", pa.string()),
+            ("from_history", pa.bool_()),
+            ("start_time", ts_ns),
+            ("end_time", ts_ns),
+            ("duration_ms", pa.float64()),
+            ("agent_path", pa.string()),
+            ("agent_name", pa.string()),
+            ("session_id", pa.string()),
+            ("service_name", pa.string()),
+            ("convention", pa.string()),
+            ("scope_name", pa.string()),
+            ("ingest_seq", pa.int64()),
+            ("kind", pa.string()),
+            ("call_index", pa.int32()),
+        ]
+    )
+
+    request = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("task_id", pa.string()),
+            ("trace_id", pa.string()),
+            ("span_id", pa.string()),
+            ("position", pa.int32()),
+            ("tool_name", pa.string()),
+            ("call_id", pa.string()),
+            ("arguments", pa.string()),
+            ("arguments_raw", pa.string()),
+            ("arguments_error", pa.string()),
+            ("round", pa.int32()),
+            ("requested_at", ts_ns),
+            ("agent_path", pa.string()),
+            ("encoding", pa.string()),
+            ("execution_span_id", pa.string()),
+            ("ingest_seq", pa.int64()),
+            ("execution_call_index", pa.int32()),
+        ]
+    )
+
+    run_trace = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("trace_id", pa.string()),
+            ("root_span_id", pa.string()),
+            ("task_id", pa.string()),
+            ("service_name", pa.string()),
+            ("agent_name", pa.string()),
+            ("session_id", pa.string()),
+            ("start_time", ts_ns),
+            ("end_time", ts_ns),
+            ("n_spans", pa.int32()),
+            ("n_executions", pa.int32()),
+            ("n_requests", pa.int32()),
+            ("attributes", pa.string()),
+            ("status", pa.string()),
+            ("version", pa.int32()),
+            ("completed_at", ts_us),
+            ("min_seq", pa.int64()),
+            ("max_seq", pa.int64()),
+        ]
+    )
+
+    run_turn = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("trace_id", pa.string()),
+            ("conversation_id", pa.string()),
+            ("turn_index", pa.int32()),
+            ("last_turn", pa.bool_()),
+        ]
+    )
+    return Schemas(
+        span,
+        execution,
+        request,
+        run_trace,
+        run_turn,
+        span.get_field_index("ingest_seq"),
+        span.get_field_index("received_at"),
+    )
 
 
 _U8 = 2**8 - 1
@@ -201,9 +226,10 @@ def spans_table(spans: Sequence[Span], seq: int, received_us: int) -> pa.Table:
         [seq] * len(spans),
         [received_us] * len(spans),
     ]
+    span_schema = schemas().span
     return pa.Table.from_arrays(
-        [pa.array(column, type=f.type) for column, f in zip(columns, SPAN_SCHEMA, strict=True)],
-        schema=SPAN_SCHEMA,
+        [pa.array(column, type=f.type) for column, f in zip(columns, span_schema, strict=True)],
+        schema=span_schema,
     )
 
 
@@ -253,7 +279,7 @@ def executions_table(executions: Sequence[tuple[ResolvedExecution, int]]) -> pa.
                 e.call_index,
             )
         )
-    return _table(EXECUTION_SCHEMA, rows)
+    return _table(schemas().execution, rows)
 
 
 def requests_table(requests: Sequence[tuple[ResolvedRequest, int]]) -> pa.Table:
@@ -281,7 +307,7 @@ def requests_table(requests: Sequence[tuple[ResolvedRequest, int]]) -> pa.Table:
                 resolved.execution_call_index,
             )
         )
-    return _table(REQUEST_SCHEMA, rows)
+    return _table(schemas().request, rows)
 
 
 def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed_us: int) -> pa.Table:
@@ -309,7 +335,7 @@ def run_traces_table(runs: Sequence[tuple[RunSummary, int, int, int]], completed
         )
         for r, version, min_seq, max_seq in runs
     ]
-    return _table(RUN_TRACE_SCHEMA, rows)
+    return _table(schemas().run_trace, rows)
 
 
 def run_turns_table(runs: Sequence[tuple[RunSummary, int, int, int]]) -> pa.Table:
@@ -319,11 +345,7 @@ def run_turns_table(runs: Sequence[tuple[RunSummary, int, int, int]]) -> pa.Tabl
         for r, _, _, _ in runs
         if r.conversation_id is not None
     ]
-    return _table(RUN_TURN_SCHEMA, rows)
-
-
-_SEQ = SPAN_SCHEMA.get_field_index("ingest_seq")
-_RECEIVED_AT = SPAN_SCHEMA.get_field_index("received_at")
+    return _table(schemas().run_turn, rows)
 
 
 @dataclass(slots=True)
@@ -341,7 +363,8 @@ class PreparedSpans:
 
 def stamped(rows: pa.Table, seq: int, received_us: int) -> pa.Table:
     """The rows with the writer's ingest sequence number and arrival time."""
-    for index, value in ((_SEQ, seq), (_RECEIVED_AT, received_us)):
-        field = SPAN_SCHEMA.field(index)
+    shapes = schemas()
+    for index, value in ((shapes.seq_index, seq), (shapes.received_at_index, received_us)):
+        field = shapes.span.field(index)
         rows = rows.set_column(index, field, pa.repeat(pa.scalar(value, field.type), rows.num_rows))
     return rows

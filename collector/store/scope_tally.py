@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import pyarrow as pa
+from collector.model.arrow import pa
 
 MAX_SCOPES = 1_000
 OTHER = ("_other", "")

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
+from collector.model.arrow import pa
 from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
 from collector.store._fatal import exit_if_invalidated
@@ -40,12 +40,12 @@ from collector.store.memory_settings import release_free_memory
 from collector.store.partitions import Partitions
 from collector.store.rows import (
     EXECUTION_EXPRESSIONS,
-    SPAN_SCHEMA,
     PreparedSpans,
     executions_table,
     requests_table,
     run_traces_table,
     run_turns_table,
+    schemas,
     stamped,
 )
 from collector.store.schema import partitions
@@ -164,7 +164,7 @@ def _rows_of(jobs: list[WriteJob], fresh: list[_Fresh]) -> pa.Table:
         for job, rows in zip(jobs, wanted, strict=True)
         if rows
     ]
-    return pa.concat_tables(parts) if parts else SPAN_SCHEMA.empty_table()
+    return pa.concat_tables(parts) if parts else schemas().span.empty_table()
 
 
 class Writer:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:  # only named here: importing pyarrow costs an idle server ~37 MB (issue 32)
+    import pyarrow as pa
 
 
 def register_arrow(connection: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> None:

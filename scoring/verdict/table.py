@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import duckdb
-import pyarrow as pa
 
 from scoring.verdict.arrow_view import register_arrow
 from scoring.verdict.ddl import execute_ddl
@@ -169,6 +168,8 @@ def store_verdicts(
         documents,
         [now] * len(batch),
     )
+    import pyarrow as pa  # here, not at the top: a server imports this module before any verdict
+
     table = pa.Table.from_arrays([pa.array(column) for column in values], names=list(_COLUMNS))
     # The list columns are parts of the verdict document: DuckDB cuts them out of it rather than Python
     # encoding every verdict twice.

@@ -4,6 +4,7 @@ a server killed outright, loses nothing and leaves nothing behind."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pickle
@@ -18,8 +19,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from collector.decode._warm_up import WARM_UP_BODY
 from collector.decode.decoded import UndecodableRequest
-from collector.decode.pool import auto_workers, cpu_quota
+from collector.decode.pool import Preparer, auto_workers, cpu_quota
 from collector.decode.prepare import prepare_request
 from tests._otel import exporter
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
@@ -96,6 +98,7 @@ def test_spans_decoded_in_a_worker_are_stored_as_in_the_servers_process(tmp_path
     with_worker = ServeProcess(tmp_path / "worker.duckdb", extra_args=WORKER).start()
     in_process = ServeProcess(tmp_path / "inline.duckdb", extra_args=("--decode-workers", "0")).start()
     try:
+        with_worker.wake_decode_workers()
         _wait_for(with_worker, "tracescore_decode_workers_ready", 1)
         provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
         provider.add_span_processor(BatchSpanProcessor(exporter(with_worker, "grpc")))
@@ -107,7 +110,7 @@ def test_spans_decoded_in_a_worker_are_stored_as_in_the_servers_process(tmp_path
         worker_metrics = _wait_for(with_worker, "tracescore_runs_completed_total", 3)
         inline_metrics = _wait_for(in_process, "tracescore_runs_completed_total", 3)
         assert worker_metrics['tracescore_requests_decoded_total{where="worker"}'] >= 1
-        assert worker_metrics['tracescore_requests_decoded_total{where="server"}'] == 0
+        assert worker_metrics['tracescore_requests_decoded_total{where="server"}'] == 1  # the waking request
         assert worker_metrics["tracescore_decode_workers"] == 1
         assert inline_metrics['tracescore_requests_decoded_total{where="worker"}'] == 0
         assert inline_metrics["tracescore_decode_workers"] == 0
@@ -130,6 +133,7 @@ def test_bad_requests_get_the_same_answers_from_a_worker(tmp_path: Path) -> None
     server = ServeProcess(tmp_path / "bad.duckdb", extra_args=WORKER).start()
     sender = GrpcSender(server.grpc_endpoint)
     try:
+        server.wake_decode_workers()
         _wait_for(server, "tracescore_decode_workers_ready", 1)
         garbage = sender.send(b"\xff\xff\xff not protobuf")
         assert (garbage.kind, garbage.code) == ("refused", "INVALID_ARGUMENT")
@@ -163,6 +167,7 @@ def test_a_worker_that_dies_loses_no_request_and_is_replaced(tmp_path: Path) -> 
     sender = GrpcSender(server.grpc_endpoint)
     sent: list[str] = []
     try:
+        server.wake_decode_workers()
         _wait_for(server, "tracescore_decode_workers_ready", 1)
         (worker,) = _workers_of(server.process.pid)
         os.kill(worker, signal.SIGKILL)
@@ -190,6 +195,7 @@ def test_a_worker_that_dies_loses_no_request_and_is_replaced(tmp_path: Path) -> 
 def test_workers_end_with_a_server_killed_outright(tmp_path: Path) -> None:
     server = ServeProcess(tmp_path / "kill.duckdb", extra_args=WORKER).start()
     assert server.process is not None
+    server.wake_decode_workers()
     _wait_for(server, "tracescore_decode_workers_ready", 1)
     workers = _workers_of(server.process.pid)
     assert workers
@@ -222,6 +228,7 @@ def test_workers_end_with_a_server_killed_while_they_start(tmp_path: Path) -> No
     name, value = marker.split("=")
     server = ServeProcess(tmp_path / "early.duckdb", extra_args=WORKER, env={name: value}).start()
     assert server.process is not None
+    server.wake_decode_workers()  # workers start with the first request
     server.kill()
     deadline = time.monotonic() + 15
     while _processes_with(marker) and time.monotonic() < deadline:
@@ -288,3 +295,46 @@ def test_auto_workers_follow_a_containers_cpu_quota(tmp_path: Path) -> None:
     assert cpu_quota(v1) == 1.0
     assert auto_workers(v1) == 0
     assert cpu_quota(tmp_path / "missing") is None
+
+
+def test_an_idle_server_holds_no_worker_until_its_first_request(tmp_path: Path) -> None:
+    # Each worker is ~66 MB resident: a sidecar that has received nothing keeps none (issue 32's idle
+    # RSS target); the first request starts them, and is itself prepared in the server's process.
+    server = ServeProcess(tmp_path / "idle.duckdb", extra_args=WORKER).start()
+    assert server.process is not None
+    try:
+        time.sleep(1.0)  # time enough for a worker spawned at start to show (they did, ~0.3 s)
+        assert _workers_of(server.process.pid) == []
+        assert _metrics(server)["tracescore_decode_workers_ready"] == 0
+        server.wake_decode_workers()
+        metrics = _wait_for(server, "tracescore_decode_workers_ready", 1)
+        assert metrics['tracescore_requests_decoded_total{where="server"}'] == 1
+        assert len(_workers_of(server.process.pid)) == 1
+    finally:
+        assert server.stop() == 0, server.log()
+
+
+def test_workers_stop_after_an_idle_spell_and_start_again_with_the_next_request() -> None:
+    async def scenario() -> tuple[list[int], list[int], list[int], int]:
+        preparer = Preparer(1, idle_retire_s=1.5)
+        try:
+            await preparer.prepare(WARM_UP_BODY, "protobuf")  # starts the pool; prepared here
+            deadline = time.monotonic() + 60
+            while not preparer.ready and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            first = preparer.worker_pids()
+            await preparer.prepare(WARM_UP_BODY, "protobuf")  # with the worker
+            await asyncio.sleep(1.0)  # under the idle spell: still there
+            kept = preparer.worker_pids()
+            await asyncio.sleep(1.5)  # past it
+            retired = preparer.worker_pids()
+            await preparer.prepare(WARM_UP_BODY, "protobuf")
+            return first, kept, retired, preparer.prepared_in_workers
+        finally:
+            preparer.close()
+
+    first, kept, retired, in_workers = asyncio.run(scenario())
+    assert len(first) == 1 and kept == first
+    assert retired == []
+    assert not any(_alive(pid) for pid in first)
+    assert in_workers == 1

@@ -54,6 +54,7 @@ def _worker_of(pid: int) -> int:
 def test_a_worker_and_a_server_without_specs_load_only_what_they_use(tmp_path: Path) -> None:
     server = ServeProcess(tmp_path / "lean.duckdb", extra_args=("--decode-workers", "1")).start()
     try:
+        server.wake_decode_workers()
         _wait_for(server, "tracescore_decode_workers_ready", 1)
         provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
         provider.add_span_processor(BatchSpanProcessor(exporter(server, "grpc")))
