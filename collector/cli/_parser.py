@@ -27,6 +27,7 @@ from collector.serve.settings import (
     LOG_LEVELS,
     SERVE_SETTINGS,
     parse_address,
+    parse_memory_limit,
     parse_workers,
 )
 from collector.store.sql import DEFAULT_MAX_WIDTH
@@ -39,6 +40,13 @@ if TYPE_CHECKING:
 def _address(text: str) -> object:
     try:
         return parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _memory_limit(text: str) -> str:
+    try:
+        return parse_memory_limit(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
@@ -186,10 +194,12 @@ def _serve_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--memory-limit",
         dest="memory_limit",
+        type=_memory_limit,
+        metavar="SIZE",
         help=(
-            "memory budget (default: the container's limit): DuckDB gets 40 %% of what the server leaves "
-            "beyond its own ~200 MB; over 90 %% new requests are refused, retryably "
-            f"({env['memory_limit']})"
+            "memory budget, e.g. 384MiB (default: the container's limit); it chooses the mode: decode "
+            "workers only where they fit, DuckDB 40 %% of what is left (at least 96 MiB); over 90 %% "
+            f"new requests are refused, retryably ({env['memory_limit']})"
         ),
     )
     p.add_argument(

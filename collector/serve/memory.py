@@ -3,22 +3,27 @@
 The budget is `--memory-limit` (TRACESCORE_MEMORY_LIMIT), else the container's own limit (cgroup v2
 `memory.max`, v1 `memory.limit_in_bytes`), as the OpenTelemetry Collector's `memory_limiter` reads it;
 without either there is no budget, and the sizes below are those of a small sidecar (`DEFAULT_SIZES`)
-with no refusals. Within a budget (issue 17):
+with no refusals. Within a budget the budget chooses the mode (issues 17 and 32; `describe` logs it at
+start):
 
-- the server itself takes `SERVER_BYTES` (its libraries and an open file, resident when idle); of the
-  rest DuckDB gets `DUCKDB_SHARE` as its `memory_limit` (its buffer pool: it spills to disk beyond),
-  with one thread below `DUCKDB_ONE_THREAD_BELOW` (each thread keeps buffers of its own). Its share is
-  of what is left, not of the whole: DuckDB keeps its buffers once filled, so a share that did not
-  fit beside the server would keep memory over the refusal mark for good;
+- the server itself takes `SERVER_BYTES` (its libraries, pyarrow and an open file);
+- decode worker processes (`WORKER_BYTES` each) run when they fit below the refusal mark beside the
+  server, DuckDB's and the retained traces' floors and `WORKING_BYTES` for requests in flight and open
+  traces; else (a small budget) decoding runs in the server's process;
+- of what the server and the workers leave, DuckDB gets `DUCKDB_SHARE` as its `memory_limit` (its
+  buffer pool: it spills to disk beyond), at least `DUCKDB_MIN_BYTES`, with one thread below
+  `DUCKDB_ONE_THREAD_BELOW` (each thread keeps buffers of its own), and the writer checkpoints when
+  the write-ahead log reaches `WAL_SHARE` of it. Its share is of what is left, not of the whole:
+  DuckDB keeps its buffers once filled, so a share that did not fit beside the server would keep
+  memory over the refusal mark for good;
 - the completed traces kept in memory for late and re-sent spans get `RETAINED_SHARE` of the rest,
   counted in bytes (estimated: collector/store/_tracker.py), not in spans;
-- decode worker processes (`WORKER_BYTES` each) run only when they fit below the refusal mark beside
-  all that and `WORKING_BYTES` for requests in flight and open traces, else decoding runs in the
-  server's process (figures measured with bench/memory.py, in bench/README.md);
-- above `REFUSE_AT` of it (the resident memory of the server and its workers, read from /proc) every
-  new OTLP request is refused with a retryable answer (HTTP 503 + Retry-After, gRPC UNAVAILABLE +
-  RetryInfo) until memory falls back: the exporters retry, nothing acknowledged is lost, and the
-  kernel's OOM killer never has to choose.
+- above `REFUSE_AT` of it (the memory the server and its workers hold, read from /proc, each page
+  once: `resident_bytes`) every new OTLP request is refused with a retryable answer (HTTP 503 +
+  Retry-After, gRPC UNAVAILABLE + RetryInfo) until memory falls back: the exporters retry, nothing
+  acknowledged is lost, and the kernel's OOM killer never has to choose.
+
+Figures measured with bench/memory.py and bench/budget.py, in bench/README.md.
 """
 
 from __future__ import annotations
@@ -32,16 +37,27 @@ from pathlib import Path
 
 MIB = 1024 * 1024
 DUCKDB_SHARE = 0.4
-# DuckDB's checkpoint pins blocks it cannot spill, beside the ART indexes and the rows not yet
-# checkpointed: at 64 MiB a checkpoint under sustained load ran out ("failed to pin block") and DuckDB
-# invalidated the database (measured with bench.run's half-rate step). Below this, no share is given.
-DUCKDB_MIN_BYTES = 256 * MIB
+# DuckDB's floor under a budget, with a write-ahead log checkpointed at a quarter of its memory
+# (`WAL_SHARE`): what a checkpoint needs beside the rows not yet checkpointed and the indexes. Measured
+# (../shared/reference/memory-floor.md, bench.run's memory step, issue 32): 64 MiB invalidated the
+# database at 5,000 tool spans/s in every variant tried ("failed to pin block"); 128 MiB held there;
+# 96 MiB (24 MiB log) held 1,000 tool spans/s in 384 MiB with no refusal where 128 MiB crept over the
+# refusal mark, and 108 MiB (27) 5,000 in 512 MB.
+DUCKDB_MIN_BYTES = 96 * MIB
 DUCKDB_ONE_THREAD_BELOW = 1024 * MIB
+# The writer checkpoints once the log is this share of DuckDB's memory: the rows it logged stay in
+# DuckDB's memory until then (138 MiB of 256 with a 128 MiB trigger, 29 MiB with 16), and each
+# checkpoint costs CPU beyond its bytes. At 5,000 tool spans/s in 512 MB (DuckDB 128 MiB, 40 s runs)
+# the server took 94.5 % of the rate with a 16 MiB trigger (a checkpoint a second), 97 % with 32, 99 %
+# with 64; at full rate by default a 64 MiB trigger cost ~25 MB more peak RSS than 32.
+WAL_SHARE = 1 / 4
+WAL_MIN_BYTES = 16 * MIB
+WAL_MAX_BYTES = 128 * MIB
 RETAINED_SHARE = 0.1
 RETAINED_MIN_BYTES = 4 * MIB
 REFUSE_AT = 0.9
-SERVER_BYTES = 200 * MIB  # resident when idle: imports, an open DuckDB file (bench/memory.py: 190 MB)
-WORKER_BYTES = 96 * MIB  # one spawned decode worker, resident (bench/memory.py: 92 MB)
+SERVER_BYTES = 145 * MIB  # resident once it has taken spans: imports, pyarrow, an open file (bench/memory.py)
+WORKER_BYTES = 72 * MIB  # one spawned decode worker at the bench's full rate, resident (bench/memory.py: 71)
 WORKING_BYTES = 64 * MIB  # requests in flight, open traces, Arrow batches being committed
 _CHECK_EVERY_S = 0.25
 _SHED_EVERY_S = 2.0  # each shedding requests a checkpoint: not more often than this
@@ -88,21 +104,29 @@ def container_limit(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
     return None
 
 
-def _resident_bytes(pid: str) -> int:
+def _pages(pid: str) -> tuple[int, int]:
+    """Resident and file-backed (shared) bytes of a process, from /proc/PID/statm."""
     try:
-        pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+        fields = Path(f"/proc/{pid}/statm").read_text().split()
+        resident, shared = int(fields[1]), int(fields[2])
     except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE")
+        return 0, 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    return resident * page, shared * page
 
 
 def resident_bytes(worker_pids: Iterable[int] = ()) -> int:
-    """Resident memory of this process and of its decode workers (by pid), from /proc.
+    """Memory the server and its decode workers (by pid) hold, from /proc: the server's resident set,
+    and each worker's resident set less its file-backed pages.
 
-    Named workers only, not every child: a child just forked (by a plugin, or by a library that runs a
-    helper program) shares the server's pages, and counted it doubles them (one sample summed 888 MiB
-    for a 461 MiB server, issue 33), which refuses requests for memory nobody is using."""
-    return _resident_bytes("self") + sum(_resident_bytes(str(pid)) for pid in worker_pids)
+    A worker maps the same libraries as the server (Python, protobuf, pyarrow), whose pages the
+    kernel keeps once and a container's memory accounting charges once, but each process's RSS counts
+    them: summed, an idle worker's 39 of 65 MiB were the server's pages again (issue 32), and the budget
+    refused requests for memory counted twice. Named workers only, not every child: a child just
+    forked (by a plugin, or by a library that runs a helper program) shares the server's pages, and
+    counted it doubles them (one sample summed 888 MiB for a 461 MiB server, issue 33)."""
+    own, _ = _pages("self")
+    return own + sum(resident - shared for resident, shared in (_pages(str(pid)) for pid in worker_pids))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +137,17 @@ class Sizes:
     duckdb_threads: int | None  # None: DuckDB's own default (one a core)
     retained_trace_bytes: int
 
+    @property
+    def wal_trigger_bytes(self) -> int:
+        """The write-ahead log size at which the writer checkpoints (collector/store/writer.py)."""
+        return min(WAL_MAX_BYTES, max(WAL_MIN_BYTES, int(self.duckdb_bytes * WAL_SHARE)))
 
-# Without a budget: a sidecar's sizes (DuckDB's own default would be 80 % of the host's RAM). Measured
-# at the bench's full rate (bench/memory.py, bench/README.md): peak RSS 847 MB before, 505 MB with
-# DuckDB at 128 MiB and 32 MiB of retained traces, 441 MB with these.
-DEFAULT_SIZES = Sizes(duckdb_bytes=DUCKDB_MIN_BYTES, duckdb_threads=None, retained_trace_bytes=16 * MIB)
+
+# Without a budget: a sidecar's sizes (DuckDB's own default would be 80 % of the host's RAM), DuckDB at
+# its floor. Measured at the bench's full rate (bench/memory.py, two runs each, issue 32): peak RSS of
+# the server and its worker 513 MB with DuckDB at 256 MiB and a 128 MiB log, 463-467 at 128 / 64,
+# 435-445 at 128 / 32 (these), 407-411 at 128 / 16, which checkpoints every second at 5,000 tool spans/s.
+DEFAULT_SIZES = Sizes(duckdb_bytes=128 * MIB, duckdb_threads=None, retained_trace_bytes=16 * MIB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,57 +156,75 @@ class Budget:
     source: str  # "--memory-limit" or "container"
 
     @property
-    def beyond_server_bytes(self) -> int:
-        return max(0, self.limit_bytes - SERVER_BYTES)
-
-    @property
-    def duckdb_bytes(self) -> int:
-        return max(DUCKDB_MIN_BYTES, int(self.beyond_server_bytes * DUCKDB_SHARE))
-
-    @property
-    def retained_trace_bytes(self) -> int:
-        return max(RETAINED_MIN_BYTES, int(self.beyond_server_bytes * RETAINED_SHARE))
-
-    @property
-    def sizes(self) -> Sizes:
-        return Sizes(
-            duckdb_bytes=self.duckdb_bytes,
-            duckdb_threads=1 if self.limit_bytes < DUCKDB_ONE_THREAD_BELOW else None,
-            retained_trace_bytes=self.retained_trace_bytes,
-        )
-
-    @property
     def refuse_above_bytes(self) -> int:
         return int(self.limit_bytes * REFUSE_AT)
 
     def workers_allowed(self, wanted: int) -> int:
-        """How many of the wanted decode workers fit below the refusal mark beside everything else."""
-        room = (
-            self.refuse_above_bytes
-            - SERVER_BYTES
-            - self.duckdb_bytes
-            - self.retained_trace_bytes
-            - WORKING_BYTES
-        )
+        """How many of the wanted decode workers fit below the refusal mark beside the server, DuckDB's
+        and the retained traces' floors and the work in flight. Workers come before DuckDB's share
+        above its floor: under load the server's one interpreter is what runs out first (at 5,000 tool
+        spans/s in 512 MB, decoding in-process took 2,908; bench.run's memory step)."""
+        room = self.refuse_above_bytes - SERVER_BYTES - DUCKDB_MIN_BYTES - RETAINED_MIN_BYTES - WORKING_BYTES
         return max(0, min(wanted, room // WORKER_BYTES))
+
+    def sizes(self, workers: int) -> Sizes:
+        """DuckDB's and the retained traces' shares of what the server and `workers` leave."""
+        beyond = max(0, self.limit_bytes - SERVER_BYTES - workers * WORKER_BYTES)
+        return Sizes(
+            duckdb_bytes=max(DUCKDB_MIN_BYTES, int(beyond * DUCKDB_SHARE)),
+            duckdb_threads=1 if self.limit_bytes < DUCKDB_ONE_THREAD_BELOW else None,
+            retained_trace_bytes=max(RETAINED_MIN_BYTES, int(beyond * RETAINED_SHARE)),
+        )
 
 
 def intake_bytes(budget: Budget, workers: int) -> int:
     """What OTLP requests in flight may hold at once (collector/receive/intake.py): the room the refusal
     mark leaves beside the server, DuckDB, the retained traces and the decode workers that run, and at
     least `WORKING_BYTES`, which the budget's shares set aside for them."""
+    shares = budget.sizes(workers)
     room = (
         budget.refuse_above_bytes
         - SERVER_BYTES
-        - budget.duckdb_bytes
-        - budget.retained_trace_bytes
+        - shares.duckdb_bytes
+        - shares.retained_trace_bytes
         - workers * WORKER_BYTES
     )
     return max(WORKING_BYTES, room)
 
 
-def sizes(budget: Budget | None) -> Sizes:
-    return budget.sizes if budget is not None else DEFAULT_SIZES
+def sizes(budget: Budget | None, workers: int) -> Sizes:
+    return budget.sizes(workers) if budget is not None else DEFAULT_SIZES
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What the budget (or its absence) chose: how many decode workers, and each part's size."""
+
+    workers: int
+    sizes: Sizes
+
+
+def layout(budget: Budget | None, wanted_workers: int) -> Layout:
+    workers = wanted_workers if budget is None else budget.workers_allowed(wanted_workers)
+    return Layout(workers, sizes(budget, workers))
+
+
+def describe(budget: Budget | None, chosen: Layout) -> str:
+    """The mode the budget chose, in one log line."""
+    s = chosen.sizes
+    threads = "its default threads" if s.duckdb_threads is None else f"{s.duckdb_threads} thread(s)"
+    parts = (
+        f"{chosen.workers} decode worker(s)" if chosen.workers else "decoding in this process",
+        f"DuckDB {s.duckdb_bytes // MIB} MiB with {threads}, "
+        f"a checkpoint every {s.wal_trigger_bytes // MIB} MiB of write-ahead log",
+        f"retained traces {s.retained_trace_bytes // MIB} MiB",
+    )
+    if budget is None:
+        return f"no memory budget (no --memory-limit, no container limit): {', '.join(parts)}, no refusals"
+    return (
+        f"memory budget {budget.limit_bytes // MIB} MiB ({budget.source}): {', '.join(parts)}; "
+        f"new requests refused retryably above {budget.refuse_above_bytes // MIB} MiB resident"
+    )
 
 
 # The least a budget must hold for the server to work under load without refusing for good: the server

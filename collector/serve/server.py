@@ -39,7 +39,7 @@ from collector.serve._online import OnlineScorer
 from collector.serve._services import Services
 from collector.serve._spec_source import SpecSource
 from collector.serve._verdict_writes import VerdictWrites
-from collector.serve.memory import MIB, MemoryGuard, budget, intake_bytes, sizes, too_small
+from collector.serve.memory import MemoryGuard, budget, describe, intake_bytes, layout, too_small
 from collector.serve.ports import bind_problem
 from collector.serve.settings import AUTO_WORKERS, ServeSettings, SettingError
 from collector.serve.ui.routes import UiRoutes
@@ -119,7 +119,9 @@ async def start(settings: ServeSettings) -> Running:
         log.warning(problem)
     if settings.export_dir is not None:
         _check_export_dir(settings.export_dir)
-    sized = sizes(memory)
+    wanted = auto_workers() if settings.decode_workers == AUTO_WORKERS else settings.decode_workers
+    chosen = layout(memory, wanted)
+    sized = chosen.sizes
     # Before DuckDB opens the file for writing (and may truncate a log it replayed only in part): a
     # database that lacks acknowledged spans stops the start here, with nothing changed.
     acknowledgements = Acknowledgements.at_start(settings.db, accept_loss=settings.accept_wal_loss)
@@ -129,6 +131,7 @@ async def start(settings: ServeSettings) -> Running:
         threads=sized.duckdb_threads,
         disk_reserve=settings.disk_reserve,
     )
+    log.info(describe(memory, chosen))  # once the database opened: a start refused before says only why
     export = ExportSettings.from_environment(
         settings.export_endpoint or None, settings.export_protocol or None
     )
@@ -187,6 +190,7 @@ async def start(settings: ServeSettings) -> Running:
             idle_timeout_s=settings.idle_timeout_seconds,
             checkpoint_interval_s=settings.checkpoint_seconds,
             max_retained_bytes=sized.retained_trace_bytes,
+            checkpoint_wal_bytes=sized.wal_trigger_bytes,
             disk_reserve_bytes=settings.disk_reserve,
         ),
         on_complete=completed,
@@ -198,16 +202,7 @@ async def start(settings: ServeSettings) -> Running:
     writer.start()
     if history is not None:
         history.start()
-    workers = auto_workers() if settings.decode_workers == AUTO_WORKERS else settings.decode_workers
-    if memory is not None and memory.workers_allowed(workers) < workers:
-        log.info(
-            "memory budget %d MiB (%s): %d of %d decode worker(s), the rest of decoding in this process",
-            memory.limit_bytes // MIB,
-            memory.source,
-            memory.workers_allowed(workers),
-            workers,
-        )
-        workers = memory.workers_allowed(workers)
+    workers = chosen.workers
     preparer = Preparer(workers, GC_THRESHOLDS)  # its workers start with the first request
     ingest = Ingest(
         writer,

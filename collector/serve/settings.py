@@ -63,7 +63,7 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _memory_limit(text: str) -> str:
+def parse_memory_limit(text: str) -> str:
     if text.strip():
         parse_size(text)  # refused at start, with the reason, rather than by DuckDB later
     return text.strip()
@@ -292,10 +292,11 @@ SERVE_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "memory_limit",
         "TRACESCORE_MEMORY_LIMIT",
-        _memory_limit,
-        "the sidecar's memory budget, e.g. 512MB (default: the container's limit, else none): of what "
-        "the server leaves beyond its own ~200 MB DuckDB gets 40 % and retained traces 10 %, decode "
-        "workers run only if they fit, and over 90 % resident new requests are refused retryably",
+        parse_memory_limit,
+        "the sidecar's memory budget, e.g. 512MB (default: the container's limit, else none); it "
+        "chooses the mode: decode workers only where they fit, DuckDB 40 % of what the server (~145 "
+        "MiB) and the workers leave (at least 96 MiB), retained traces 10 %, and over 90 % held new "
+        "requests are refused retryably",
         "512MB",
     ),
     Setting(

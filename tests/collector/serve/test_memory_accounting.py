@@ -88,6 +88,26 @@ def test_the_pool_names_its_running_workers_and_none_once_closed() -> None:
     assert preparer.worker_pids() == []
 
 
+def test_a_workers_library_pages_are_counted_once_with_the_servers() -> None:
+    # A worker maps the server's libraries (39 of an idle worker's 65 MiB): the kernel keeps those pages
+    # once and a container is charged once, so the budget counts the worker's own memory only.
+    preparer = Preparer(1)
+    preparer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not preparer.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (worker,) = preparer.worker_pids()
+        statm = Path(f"/proc/{worker}/statm").read_text().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+        resident, file_backed = int(statm[1]) * page, int(statm[2]) * page
+        assert file_backed > 16 * MIB  # the libraries really are there to be counted twice
+        charged = resident_bytes([worker]) - _rss("self")
+        assert abs(charged - (resident - file_backed)) < 4 * MIB, (charged // MIB, resident // MIB)
+    finally:
+        preparer.close()
+
+
 def test_a_server_with_a_fat_child_that_is_no_worker_keeps_accepting(tmp_path: Path) -> None:
     # The real path: a plugin (imported by `serve --plugin` before anything opens) starts a child holding
     # 500 MiB. Counting it put a ~200 MiB server over the refusal mark of a 700 MB budget (600 MiB),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -21,9 +23,12 @@ from collector.serve.memory import (
     MIB,
     SMALLEST_WORKABLE_BYTES,
     Budget,
+    Layout,
     Sizes,
     budget,
     container_limit,
+    describe,
+    layout,
     parse_size,
     sizes,
     too_small,
@@ -72,31 +77,54 @@ def test_the_flag_wins_over_the_container_and_neither_means_no_budget(tmp_path: 
 
 
 def test_the_budget_is_shared_between_duckdb_the_retained_traces_and_the_decode_workers() -> None:
-    small, large = Budget(500 * MIB, "container"), Budget(2048 * MIB, "container")
-    # What is left beyond the server's own 200 MiB: 40 % to DuckDB (never under its floor, below which a
-    # checkpoint under load ran out of memory), 10 % to the retained traces.
-    assert small.duckdb_bytes == 256 * MIB and small.retained_trace_bytes == 30 * MIB
-    assert large.duckdb_bytes == int(1848 * MIB * 0.4)
-    assert small.refuse_above_bytes == 450 * MIB
-    assert small.sizes == Sizes(duckdb_bytes=256 * MIB, duckdb_threads=1, retained_trace_bytes=30 * MIB)
-    assert small.workers_allowed(4) == 0  # 500 MiB holds the server, its shares and work in flight only
-    assert large.workers_allowed(4) == 4 and large.sizes.duckdb_threads is None
-    assert Budget(1000 * MIB, "container").workers_allowed(4) == 2
-    tiny = Budget(64 * MIB, "--memory-limit")
-    assert tiny.duckdb_bytes == 256 * MIB and tiny.retained_trace_bytes == 4 * MIB  # the floors
+    small, mid, large = (Budget(n * MIB, "container") for n in (384, 488, 2048))
+    # Decode workers first, where they fit beside the server (145 MiB), DuckDB's floor (96), the
+    # retained traces' floor (4) and work in flight (64) under the 90 % refusal mark: 384 MiB holds none
+    # (decoding in-process), 488 MiB (512 MB) one.
+    assert small.workers_allowed(4) == 0 and mid.workers_allowed(4) == 1 and large.workers_allowed(4) == 4
+    assert Budget(1000 * MIB, "container").workers_allowed(4) == 4  # room for (900 - 309) // 72 = 8
+    # Then, of what the server and the workers leave, 40 % to DuckDB (never under its 96 MiB floor,
+    # below which a checkpoint under load ran out of memory) and 10 % to the retained traces.
+    assert small.sizes(0) == Sizes(
+        duckdb_bytes=96 * MIB, duckdb_threads=1, retained_trace_bytes=int(239 * MIB * 0.1)
+    )
+    assert mid.sizes(1).duckdb_bytes == int(271 * MIB * 0.4)
+    assert mid.sizes(1).retained_trace_bytes == int(271 * MIB * 0.1)
+    assert large.sizes(4).duckdb_bytes == int((2048 - 145 - 4 * 72) * MIB * 0.4)
+    assert large.sizes(4).duckdb_threads is None
+    assert small.refuse_above_bytes == int(384 * MIB * 0.9)
+    # The write-ahead log is checkpointed at a quarter of DuckDB's memory, between 16 and 128 MiB.
+    assert small.sizes(0).wal_trigger_bytes == 24 * MIB and large.sizes(4).wal_trigger_bytes == 128 * MIB
+    tiny = Budget(64 * MIB, "--memory-limit").sizes(0)
+    assert tiny.duckdb_bytes == 96 * MIB and tiny.retained_trace_bytes == 4 * MIB  # the floors
+
+
+def test_the_budget_decides_the_mode_and_says_so() -> None:
+    small = layout(Budget(384 * MIB, "--memory-limit"), wanted_workers=1)
+    assert small.workers == 0 and small.sizes.duckdb_threads == 1
+    line = describe(Budget(384 * MIB, "--memory-limit"), small)
+    assert line.startswith("memory budget 384 MiB (--memory-limit): decoding in this process, DuckDB 96 MiB")
+    assert "refused retryably above 345 MiB" in line
+    roomy = layout(Budget(2048 * MIB, "container"), wanted_workers=1)
+    assert roomy.workers == 1 and roomy.sizes.duckdb_threads is None
+    unbudgeted = layout(None, wanted_workers=1)
+    assert unbudgeted == Layout(1, DEFAULT_SIZES)
+    assert describe(None, unbudgeted).startswith("no memory budget")
 
 
 def test_a_budget_too_small_to_work_under_load_is_named_at_start() -> None:
     # Below the server, DuckDB's floor and work in flight (under the refusal mark), load is refused for
     # as long as it lasts: serve says so in one line (a warning; it still starts).
-    problem = too_small(Budget(340 * 1000**2, "--memory-limit"))
-    assert problem is not None and "324 MiB" in problem and "DuckDB at least 256" in problem
+    problem = too_small(Budget(300 * 1000**2, "--memory-limit"))
+    assert problem is not None and "286 MiB" in problem and "DuckDB at least 96" in problem
     assert too_small(Budget(SMALLEST_WORKABLE_BYTES, "container")) is None
+    assert too_small(Budget(384 * MIB, "--memory-limit")) is None  # the smallest documented budget
 
 
 def test_without_a_budget_the_sizes_are_a_sidecars() -> None:
-    assert sizes(None) == DEFAULT_SIZES
-    assert DEFAULT_SIZES.duckdb_bytes == 256 * MIB and DEFAULT_SIZES.retained_trace_bytes <= 32 * MIB
+    assert sizes(None, 1) == DEFAULT_SIZES
+    assert DEFAULT_SIZES.duckdb_bytes == 128 * MIB and DEFAULT_SIZES.retained_trace_bytes <= 32 * MIB
+    assert DEFAULT_SIZES.wal_trigger_bytes == 32 * MIB
 
 
 def _post(url: str, body: bytes) -> tuple[int, dict[str, str], dict[str, object]]:
@@ -149,7 +177,7 @@ def _tree_resident_bytes(pid: int) -> int:
 
 
 def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path: Path) -> None:
-    # The smallest workable budget (the server idles near 190 MB, DuckDB may take its 256 MiB floor), so
+    # The smallest workable budget (the server holds ~145 MiB once it took spans, DuckDB its floor), so
     # the load (30 k spans from four exporters, as fast as they are answered) takes it towards the
     # refusal mark (90 %); refusals, if any, must be retryable, resident memory must stay under the
     # budget, and every span sent must end up stored.
@@ -204,3 +232,14 @@ def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path:
     assert all(code == grpc.StatusCode.UNAVAILABLE and retry for code, retry in refusals), refusals[:5]
     assert peak < limit, f"peak resident {peak / 1e6:.0f} MB over the {limit / 1e6:.0f} MB budget"
     assert stored_rows(server, "SELECT count(DISTINCT span_id) AS n FROM spans") == [{"n": workload.spans}]
+
+
+def test_a_memory_limit_that_is_no_size_stops_serve_with_one_line(tmp_path: Path) -> None:
+    serve = [sys.executable, "-m", "collector.cli", "serve", "--db", str(tmp_path / "x.duckdb")]
+    run = subprocess.run(
+        [*serve, "--memory-limit", "lots"], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2, run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.endswith("--memory-limit: 'lots' is not a size: write e.g. 512MB, 1GiB or a number of bytes")
+    assert "Traceback" not in run.stderr and not (tmp_path / "x.duckdb").exists()
