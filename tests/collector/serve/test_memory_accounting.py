@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,9 @@ def test_a_child_that_is_not_a_decode_worker_is_not_counted(fat_child: subproces
     assert resident_bytes([fat_child.pid]) - _rss("self") >= FAT_CHILD_MIB * MIB
 
 
-def test_the_pool_names_its_running_workers_and_none_once_closed() -> None:
+@pytest.fixture
+def one_worker() -> Iterator[Preparer]:
+    """A decode pool of one worker, up and taking requests; closed after the test."""
     preparer = Preparer(1)
     preparer.start()
     try:
@@ -79,33 +82,30 @@ def test_the_pool_names_its_running_workers_and_none_once_closed() -> None:
         while not preparer.ready and time.monotonic() < deadline:
             time.sleep(0.05)
         assert preparer.ready
-        pids = preparer.worker_pids()
-        assert len(pids) == 1
-        status = Path(f"/proc/{pids[0]}/status").read_text()
-        assert f"PPid:\t{os.getpid()}\n" in status  # a child of this process, alive
+        yield preparer
     finally:
         preparer.close()
-    assert preparer.worker_pids() == []
 
 
-def test_a_workers_library_pages_are_counted_once_with_the_servers() -> None:
+def test_the_pool_names_its_running_workers_and_none_once_closed(one_worker: Preparer) -> None:
+    pids = one_worker.worker_pids()
+    assert len(pids) == 1
+    status = Path(f"/proc/{pids[0]}/status").read_text()
+    assert f"PPid:\t{os.getpid()}\n" in status  # a child of this process, alive
+    one_worker.close()
+    assert one_worker.worker_pids() == []
+
+
+def test_a_workers_library_pages_are_counted_once_with_the_servers(one_worker: Preparer) -> None:
     # A worker maps the server's libraries (39 of an idle worker's 65 MiB): the kernel keeps those pages
     # once and a container is charged once, so the budget counts the worker's own memory only.
-    preparer = Preparer(1)
-    preparer.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not preparer.ready and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (worker,) = preparer.worker_pids()
-        statm = Path(f"/proc/{worker}/statm").read_text().split()
-        page = os.sysconf("SC_PAGE_SIZE")
-        resident, file_backed = int(statm[1]) * page, int(statm[2]) * page
-        assert file_backed > 16 * MIB  # the libraries really are there to be counted twice
-        charged = resident_bytes([worker]) - _rss("self")
-        assert abs(charged - (resident - file_backed)) < 4 * MIB, (charged // MIB, resident // MIB)
-    finally:
-        preparer.close()
+    (worker,) = one_worker.worker_pids()
+    statm = Path(f"/proc/{worker}/statm").read_text().split()
+    page = os.sysconf("SC_PAGE_SIZE")
+    resident, file_backed = int(statm[1]) * page, int(statm[2]) * page
+    assert file_backed > 16 * MIB  # the libraries really are there to be counted twice
+    charged = resident_bytes([worker]) - _rss("self")
+    assert abs(charged - (resident - file_backed)) < 4 * MIB, (charged // MIB, resident // MIB)
 
 
 def test_a_server_with_a_fat_child_that_is_no_worker_keeps_accepting(tmp_path: Path) -> None:
