@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from collector.serve._verdict_counts import MAX_PAIRS, OVERFLOW_TASK
-from collector.serve.memory import REFUSE_AT, resident_bytes
+from collector.serve.memory import REFUSE_AT, held_bytes, resident_bytes
 from collector.store.scope_tally import OTHER, ScopeCount
 
 # The scope series /metrics shows at most (docs/online.md): a bound on its label cardinality.
@@ -277,8 +277,15 @@ def render_metrics(services: Services) -> str:
     metric(
         "tracescore_resident_memory_bytes",
         "gauge",
-        "Resident memory of the server and its decode workers (what the memory budget is held to).",
+        "Resident memory of the server (its library pages included) and its decode workers (their own).",
         [("", resident_bytes(services.ingest.preparer.worker_pids()))],
+    )
+    metric(
+        "tracescore_memory_held_bytes",
+        "gauge",
+        "Memory the server and its decode workers hold as the memory budget counts it (library pages "
+        "the kernel may drop left out).",
+        [("", held_bytes(services.ingest.preparer.worker_pids()))],
     )
     if services.memory_limit_bytes is not None:
         metric(

@@ -19,16 +19,16 @@ start):
 - the completed traces kept in memory for late and re-sent spans get `RETAINED_SHARE` of the rest,
   counted in bytes (estimated: collector/store/_tracker.py), not in spans;
 - above `REFUSE_AT` of it (the memory the server and its workers hold, read from /proc, each page
-  once: `resident_bytes`) every new OTLP request is refused with a retryable answer (HTTP 503 +
-  Retry-After, gRPC UNAVAILABLE + RetryInfo) until memory falls back: the exporters retry, nothing
-  acknowledged is lost, and the kernel's OOM killer never has to choose.
+  once, and library pages the kernel may drop left out: `held_bytes`) every new OTLP request is
+  refused with a retryable answer (HTTP 503 + Retry-After, gRPC UNAVAILABLE + RetryInfo) until memory
+  falls back: the exporters retry, nothing acknowledged is lost, and the kernel's OOM killer never has
+  to choose.
 
 Figures measured with bench/memory.py and bench/budget.py, in bench/README.md.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -56,7 +56,17 @@ WAL_MAX_BYTES = 128 * MIB
 RETAINED_SHARE = 0.1
 RETAINED_MIN_BYTES = 4 * MIB
 REFUSE_AT = 0.9
-SERVER_BYTES = 145 * MIB  # resident once it has taken spans: imports, pyarrow, an open file (bench/memory.py)
+# The server once it has taken spans, as `held_bytes` counts it: its anonymous memory (imports, pyarrow,
+# gRPC, an open file: ~78 MiB beside DuckDB's and the retained traces' shares) and `HOT_FILE_BYTES`.
+SERVER_BYTES = 110 * MIB
+# The libraries' pages a server really uses. Under the bench's load at 1,000 tool spans/s, 20 of the
+# server's 117 MiB of file-backed resident pages were referenced in each of three 20 s windows
+# (/proc/PID/clear_refs, then smaps' Referenced: DuckDB's 11, Python's 2, the rest ~1 each); the other
+# ~97 were read once, at import. Those are clean pages of files on disk, which the kernel drops first
+# when a container nears its limit: in a kernel memory cgroup of 384 MiB the server ran that load for
+# 150 s with no OOM kill, its anonymous memory at most 212 MiB, while its resident set counted 321.
+# The budget counts the library pages up to this much, and never the rest (issue 32).
+HOT_FILE_BYTES = 32 * MIB
 WORKER_BYTES = 72 * MIB  # one spawned decode worker at the bench's full rate, resident (bench/memory.py: 71)
 WORKING_BYTES = 64 * MIB  # requests in flight, open traces, Arrow batches being committed
 _CHECK_EVERY_S = 0.25
@@ -104,29 +114,46 @@ def container_limit(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
     return None
 
 
-def _pages(pid: str) -> tuple[int, int]:
-    """Resident and file-backed (shared) bytes of a process, from /proc/PID/statm."""
+def _memory_kib(pid: str) -> tuple[int, int]:
+    """A process's private (anonymous and shared-memory) and file-backed resident KiB, from
+    /proc/PID/status (0, 0 once it is gone)."""
+    private = file_backed = 0
     try:
-        fields = Path(f"/proc/{pid}/statm").read_text().split()
-        resident, shared = int(fields[1]), int(fields[2])
-    except (OSError, ValueError, IndexError):
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
         return 0, 0
-    page = os.sysconf("SC_PAGE_SIZE")
-    return resident * page, shared * page
+    for line in text.splitlines():
+        if line.startswith(("RssAnon:", "RssShmem:")):
+            private += int(line.split()[1])
+        elif line.startswith("RssFile:"):
+            file_backed = int(line.split()[1])
+    return private, file_backed
+
+
+def held_bytes(worker_pids: Iterable[int] = ()) -> int:
+    """Memory the server and its decode workers (by pid) hold, as the budget counts it, from /proc:
+    the server's private memory and at most `HOT_FILE_BYTES` of its library pages, and each worker's
+    private memory.
+
+    A worker maps the same libraries as the server (Python, protobuf, pyarrow), whose pages the
+    kernel keeps once and a container's memory accounting charges once: summed, an idle worker's 39 of
+    65 MiB were the server's pages again (issue 32), and the budget refused requests for memory
+    counted twice. Past `HOT_FILE_BYTES` the library pages are those read once at import, which the
+    kernel drops before it lets a container run out: counted, they put a server at 1,000 tool spans/s
+    over its 384 MiB budget's refusal mark, and refusals lasted until exporters gave up, in a pod that
+    had room. Named workers only, not every child: a child just forked (by a plugin, or by a library
+    that runs a helper program) shares the server's pages, and counted it doubles them (one sample
+    summed 888 MiB for a 461 MiB server, issue 33)."""
+    private, file_backed = _memory_kib("self")
+    own = private + min(file_backed, HOT_FILE_BYTES // 1024)
+    return 1024 * (own + sum(_memory_kib(str(pid))[0] for pid in worker_pids))
 
 
 def resident_bytes(worker_pids: Iterable[int] = ()) -> int:
-    """Memory the server and its decode workers (by pid) hold, from /proc: the server's resident set,
-    and each worker's resident set less its file-backed pages.
-
-    A worker maps the same libraries as the server (Python, protobuf, pyarrow), whose pages the
-    kernel keeps once and a container's memory accounting charges once, but each process's RSS counts
-    them: summed, an idle worker's 39 of 65 MiB were the server's pages again (issue 32), and the budget
-    refused requests for memory counted twice. Named workers only, not every child: a child just
-    forked (by a plugin, or by a library that runs a helper program) shares the server's pages, and
-    counted it doubles them (one sample summed 888 MiB for a 461 MiB server, issue 33)."""
-    own, _ = _pages("self")
-    return own + sum(resident - shared for resident, shared in (_pages(str(pid)) for pid in worker_pids))
+    """The server's whole resident set and each worker's private memory: `held_bytes` with every library
+    page the server maps, for /metrics beside it."""
+    private, file_backed = _memory_kib("self")
+    return 1024 * (private + file_backed + sum(_memory_kib(str(pid))[0] for pid in worker_pids))
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +250,7 @@ def describe(budget: Budget | None, chosen: Layout) -> str:
         return f"no memory budget (no --memory-limit, no container limit): {', '.join(parts)}, no refusals"
     return (
         f"memory budget {budget.limit_bytes // MIB} MiB ({budget.source}): {', '.join(parts)}; "
-        f"new requests refused retryably above {budget.refuse_above_bytes // MIB} MiB resident"
+        f"new requests refused retryably above {budget.refuse_above_bytes // MIB} MiB held"
     )
 
 
@@ -269,21 +296,21 @@ class MemoryGuard:
         self._workers = workers  # the decode workers' pids now (a pool replaces workers that die)
         self._checked_at = 0.0
         self._shed_at = -_SHED_EVERY_S
-        self._resident = 0
+        self._held = 0
         self.refusals = 0
 
     def over(self) -> str | None:
         now = time.monotonic()
         if now - self._checked_at >= _CHECK_EVERY_S:
-            self._resident = resident_bytes(self._workers())
+            self._held = held_bytes(self._workers())
             self._checked_at = now
-        if self._resident < self.budget.refuse_above_bytes:
+        if self._held < self.budget.refuse_above_bytes:
             return None
         if self._shed is not None and now - self._shed_at >= _SHED_EVERY_S:
             self._shed_at = now
             self._shed()
         self.refusals += 1
         return (
-            f"memory budget nearly spent ({self._resident // MIB} MiB resident of "
+            f"memory budget nearly spent ({self._held // MIB} MiB held of "
             f"{self.budget.limit_bytes // MIB} MiB, {self.budget.source}): retry shortly"
         )
