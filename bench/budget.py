@@ -10,6 +10,12 @@ holds a load with back-pressure only, each in a fresh `tracescore serve` with on
   spans acknowledged against those stored, whether the server exited on its own or logged DuckDB's
   invalidation, its refusals (/metrics) and the verdict lag p99.
 
+A budget run puts the server (and its decode workers) in a kernel memory cgroup limited to the budget
+(bench/cgroup.py), after dropping the cached pages of its libraries (bench/page_cache.py) so that it
+is charged for loading them as a pod would be: the server's `--memory-limit` is its own accounting,
+which refuses retryably; the cgroup is the kernel's judgement of whether it fits a pod that size (an
+OOM kill is a miss). Where no cgroup can be made the run goes ahead without one and says why.
+
 `SMALL_BUDGET` is the smallest budget the documentation promises holds 1,000 tool spans/s: the bench
 measures it and tests/collector/serve/test_smallest_budget.py runs the server at it, so both read it
 from here.
@@ -17,19 +23,23 @@ from here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench import targets
+from bench import page_cache, targets
+from bench.cgroup import MemoryCgroup, Unavailable, memory_cgroup
 from bench.loadgen import RETRIES
 from bench.memory import _KIB, _role, _Sampler, _status_kib
 from bench.plan import Plan
 from bench.servers import Tracescore, children, loadgen
 from bench.workload import SPANS_PER_REQUEST, SPEC, SUSTAINED_BASE_TRACES, TOOL_SPANS_SHARE
+from collector.serve.memory import parse_size
 
 # The smallest `--memory-limit` documented to hold 1,000 tool spans/s (issue 32's target: ≤ 384 MiB, which
 # held `make bench`'s 5 minutes once and failed a one-minute CI run once: bench/README.md).
@@ -77,6 +87,35 @@ def _message(line: str) -> str:
     return str(record.get("message", line)) if isinstance(record, dict) else line
 
 
+@contextlib.contextmanager
+def _kernel_limit(memory_limit: str | None) -> Iterator[MemoryCgroup | Unavailable]:
+    """A memory cgroup of the budget's size (bench/cgroup.py), or why there is none."""
+    limit: int | Unavailable = Unavailable("no --memory-limit to size it")
+    if memory_limit is not None:
+        try:
+            limit = parse_size(memory_limit)
+        except ValueError as exc:  # the server says so in its own words
+            limit = Unavailable(str(exc))
+    if isinstance(limit, Unavailable):
+        yield limit
+        return
+    with memory_cgroup(limit) as cgroup:
+        yield cgroup
+
+
+def _kernel_figures(cgroup: MemoryCgroup | Unavailable) -> dict[str, Any]:
+    """What the kernel saw of the run: read before the cgroup is removed."""
+    if isinstance(cgroup, Unavailable):
+        return {
+            "cgroup": None,
+            "cgroup_unavailable": cgroup.why,
+            "cgroup_peak_mb": None,
+            "cgroup_anon_peak_mb": None,
+            "oom_kills": None,
+        }
+    return {**cgroup.figures(), "cgroup_unavailable": None, "cgroup_swap_limited": cgroup.swap_limited}
+
+
 def budget_run(
     memory_limit: str | None,
     tool_spans_per_s: float,
@@ -88,14 +127,25 @@ def budget_run(
 ) -> dict[str, Any]:
     """The bench load at `tool_spans_per_s` for `seconds` into a server under `memory_limit`, and what
     became of it (see the module's docstring)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _kernel_limit(memory_limit) as cgroup:
         workdir = Path(tmp)
+        placed = cgroup if isinstance(cgroup, MemoryCgroup) else None
+        cache = page_cache.drop(page_cache.library_files()) if placed else {}
         try:
-            server = Tracescore(workdir, _server_flags(workdir, grace_s, memory_limit))
+            server = Tracescore(
+                workdir,
+                _server_flags(workdir, grace_s, memory_limit),
+                preexec=placed.preexec if placed else None,
+            )
         except (RuntimeError, TimeoutError) as exc:  # it did not start: its own last words say why
             lines = (workdir / "serve.log").read_text().strip().splitlines()
             error = f"{exc}: {_message(lines[-1])}" if lines else str(exc)
-            return {"memory_limit": memory_limit, "started": False, "error": error}
+            kernel = _kernel_figures(cgroup)
+            if kernel["oom_kills"]:
+                error = (
+                    f"{error} (the kernel OOM-killed {kernel['oom_kills']} process(es) in its memory cgroup)"
+                )
+            return {"memory_limit": memory_limit, "started": False, "error": error, **kernel, **cache}
         try:
             with _Sampler(server.process.pid) as sampler:
                 sent = loadgen(
@@ -128,6 +178,7 @@ def budget_run(
         finally:
             server.stop()
             server.log.close()
+        kernel = _kernel_figures(cgroup)
         log = (workdir / "serve.log").read_text()
         try:
             stored: int | None = server.count("spans")
@@ -164,6 +215,8 @@ def budget_run(
         "requests": sent["requests"],
         "requests_planned": sent["requests_planned"],
         "spans_per_request": SPANS_PER_REQUEST,
+        **kernel,
+        **cache,
     }
 
 
@@ -190,6 +243,11 @@ def as_target(run: dict[str, Any]) -> targets.BudgetRun:
         lag_p99_ms=lag.get("p99"),
         ack_p99_ms=(run["ack_ms"] or {}).get("p99"),
         retries=RETRIES,
+        cgroup=run.get("cgroup"),
+        cgroup_unavailable=run.get("cgroup_unavailable"),
+        cgroup_peak_mb=run.get("cgroup_peak_mb"),
+        cgroup_anon_peak_mb=run.get("cgroup_anon_peak_mb"),
+        oom_kills=run.get("oom_kills"),
     )
 
 
@@ -210,7 +268,17 @@ def _describe(name: str, run: dict[str, Any]) -> str:
         f"(exporters saw {run['exporter_refusals']}); {ended}"
         f"{', DuckDB invalidated the database' if run['invalidated'] else ''}; "
         f"verdict lag p99 {'unknown' if lag is None else f'{lag:,.0f} ms'}, "
-        f"{run['verdicts']:,} of {run['runs']:,} verdicts"
+        f"{run['verdicts']:,} of {run['runs']:,} verdicts; {as_target(run).kernel}{_cache(run)}"
+    )
+
+
+def _cache(run: dict[str, Any]) -> str:
+    """How much of the server's libraries was still cached (charged elsewhere) when it started."""
+    if "library_cache_before_mb" not in run:
+        return ""
+    return (
+        f"; its libraries' page cache {run['library_cache_before_mb']:,.0f} MB before the drop, "
+        f"{run['library_cache_after_mb']:,.0f} MB after (still mapped elsewhere, charged there)"
     )
 
 

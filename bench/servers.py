@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -138,9 +139,16 @@ class Tracescore:
     """`tracescore serve` on free loopback ports over a new database in `workdir`, with `extra` flags
     (none: the default settings). Its decode workers start with a first request: an empty one is sent
     and the workers awaited, so that a load measures a server that has been taking requests, unless
-    `idle` (a server that has received nothing)."""
+    `idle` (a server that has received nothing). `preexec` runs in the child before it execs (taskset,
+    which execs the server): bench/cgroup.py's move into a memory cgroup."""
 
-    def __init__(self, workdir: Path, extra: list[str], idle: bool = False) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        extra: list[str],
+        idle: bool = False,
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
         self.db = workdir / "bench.duckdb"
         self.grpc, self.http = free_port(), free_port()
         command = [
@@ -163,6 +171,8 @@ class Tracescore:
             env=default_environment(),
             stdout=self.log,
             stderr=subprocess.STDOUT,
+            # Safe with threads here: bench/cgroup.py's preexec only calls os.open/os.write (no lock).
+            preexec_fn=preexec,  # noqa: PLW1509
         )
         wait_listening(self.grpc, self.process)
         wait_listening(self.http, self.process)

@@ -6,7 +6,8 @@ A rate-bound figure (verdict lag at 5,000 tool spans/s, ack latency at half rate
 run) counts as met only if the server took at least `ACHIEVED_SHARE` of the offered rate: latency at a
 rate the server did not sustain is not the target's figure. A memory budget holds a load only if no
 exporter gave up (or stopped on an error), every acknowledged span was stored, and the server ran to
-the end, was not invalidated and exited 0 when stopped.
+the end, was not invalidated and exited 0 when stopped; and, where it ran in a kernel memory cgroup of
+the budget's size (bench/cgroup.py), the kernel OOM-killed nothing in it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class BudgetRun:
     and what became of it: exporters that gave up after their retries (`gave_up`) or stopped on another
     error (`failed`, those included), spans acknowledged against stored (None: the file could not be
     read), the server's exit status if it ended during the run and after SIGTERM, DuckDB's invalidation
-    in its log."""
+    in its log; the kernel memory cgroup it ran in ("v1", "v2"; None: none could be made, and why), its
+    peak usage and anonymous part, and its OOM kills."""
 
     memory_limit: str | None
     started: bool = True
@@ -76,12 +78,21 @@ class BudgetRun:
     lag_p99_ms: float | None = None
     ack_p99_ms: float | None = None  # each exporter waits for its answer: slow answers lower the rate
     retries: int = 50  # retryable refusals of one request before an exporter gives up
+    cgroup: str | None = None
+    cgroup_unavailable: str | None = None
+    cgroup_peak_mb: float | None = None
+    cgroup_anon_peak_mb: float | None = None
+    oom_kills: int | None = None
 
     def problems(self) -> list[str]:
         """Why the budget did not hold the load; empty when it did."""
         if not self.started:
             return [f"the server did not start: {self.error}"]
         found = []
+        if self.cgroup and self.oom_kills:
+            found.append(
+                f"the kernel OOM-killed {self.oom_kills} process(es) in the {self.memory_limit} memory cgroup"
+            )
         if self.gave_up:
             found.append(
                 f"{self.gave_up} of {self.exporters} exporters gave up after {self.retries} refusals each"
@@ -111,8 +122,24 @@ class BudgetRun:
             return "unknown" if value is None else f"{value:,.0f} ms"
 
         return (
+            f"{self.kernel}; "
             f"peak RSS {self.peak_rss_mb:,.0f} MB; {refusals} refusals; ack p99 {ms(self.ack_p99_ms)}; "
             f"verdict lag p99 {ms(self.lag_p99_ms)}"
+        )
+
+    @property
+    def kernel(self) -> str:
+        """What the kernel memory cgroup saw, or that there was none and why."""
+        if not self.cgroup:
+            why = f" ({self.cgroup_unavailable})" if self.cgroup_unavailable else ""
+            return f"not in a kernel memory cgroup{why}"
+
+        def mb(value: float | None) -> str:
+            return "unknown" if value is None else f"{value:,.0f} MB"
+
+        return (
+            f"{self.cgroup} memory cgroup of {self.memory_limit}: peak {mb(self.cgroup_peak_mb)} "
+            f"(anonymous {mb(self.cgroup_anon_peak_mb)}), OOM kills: {self.oom_kills}"
         )
 
 

@@ -144,6 +144,9 @@ def test_a_budget_holds_only_with_nothing_given_up_lost_ended_or_invalidated() -
         "took 900 of 1,000 tool spans/s": replace(HOLDS, achieved_per_s=900),
         "the documented smallest budget, 512MiB, is over the target": replace(HOLDS, memory_limit="512MiB"),
         "the server did not start: exited 2": BudgetRun(memory_limit="1MiB", started=False, error="exited 2"),
+        "the kernel OOM-killed 1 process(es) in the 384MiB memory cgroup": replace(
+            HOLDS, cgroup="v1", cgroup_peak_mb=384, cgroup_anon_peak_mb=300, oom_kills=1
+        ),
     }
     for reason, run in misses.items():
         met, why = _budget_row(run)
@@ -172,4 +175,17 @@ def test_a_miss_says_why_in_the_table() -> None:
         and "≤ 750 ms" in line
         and "run complete -> verdict) p99 640 ms |" in line
         for line in lines
+    )
+
+
+def test_a_budget_run_says_whether_the_kernel_held_it_to_the_budget() -> None:
+    inside = replace(HOLDS, cgroup="v1", cgroup_peak_mb=383.6, cgroup_anon_peak_mb=212.2, oom_kills=0)
+    assert _budget_row(inside) == (True, "")
+    assert inside.context.startswith(
+        "v1 memory cgroup of 384MiB: peak 384 MB (anonymous 212 MB), OOM kills: 0; "
+    )
+    outside = replace(HOLDS, cgroup_unavailable="not Linux (darwin): no kernel memory cgroups")
+    assert _budget_row(outside) == (True, "")  # judged as before, but never as if the kernel had held it
+    assert outside.context.startswith(
+        "not in a kernel memory cgroup (not Linux (darwin): no kernel memory cgroups); "
     )

@@ -6,6 +6,8 @@ exporters, 1,000 tool spans/s (2,000 spans/s) for a minute, with its verdicts wa
 exporter gave up after its retries, every acknowledged span is in the database after SIGTERM, the
 server ran to the end and exited 0, DuckDB never invalidated the database, the offered rate was
 taken, and every run acknowledged got its verdict: what `make bench`'s row judges (bench/targets.py).
+Where a memory cgroup can be made (bench/cgroup.py) the server runs inside one limited to the budget,
+and the kernel must not have OOM-killed anything in it: the pod of that size would have lived.
 
 A minute of load on both cores: it runs with TRACESCORE_BUDGET_SOAK=1 (`make test-budget`, .ci/run).
 TRACESCORE_BUDGET_SOAK_LIMIT and TRACESCORE_BUDGET_SOAK_SECONDS try another budget or duration.
@@ -36,6 +38,15 @@ def test_the_smallest_budget_holds_the_bench_load_with_back_pressure_only() -> N
         f"{judged.offered_per_s:,.0f} tool spans/s; {judged.stored} of {judged.acknowledged:,} "
         f"acknowledged spans stored; {judged.context}"
     )
+    if run.get("library_cache_before_mb") is not None:
+        print(
+            f"libraries' page cache before the drop {run['library_cache_before_mb']:,.0f} MB, after "
+            f"{run['library_cache_after_mb']:,.0f} MB ({run['library_files']} files)"
+        )
+    if run["cgroup"]:
+        assert run["oom_kills"] == 0, (
+            f"the kernel OOM-killed {run['oom_kills']} process(es): {judged.context}"
+        )
     problems = judged.problems()
     assert not problems, (
         f"--memory-limit {MEMORY_LIMIT} did not hold {SMALL_BUDGET_TOOL_SPANS_PER_S:,} tool spans/s for "
