@@ -97,21 +97,48 @@ def parse_size(text: str) -> int:
     return value
 
 
-def container_limit(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """The memory limit of the container this process runs in, if it sets one."""
-    for path in (cgroup / "memory.max", cgroup / "memory" / "memory.limit_in_bytes"):
-        try:
-            text = path.read_text().strip()
-        except OSError:
-            continue
-        if text == "max":
-            return None
-        try:
-            value = int(text)
-        except ValueError:
-            continue
-        return value if 0 < value < _NO_LIMIT else None
-    return None
+def container_limit(
+    cgroup: Path = Path("/sys/fs/cgroup"), membership: Path = Path("/proc/self/cgroup")
+) -> int | None:
+    """The memory limit of the container this process runs in, if it sets one: the least limit of this
+    process's own cgroup and its parents (the kernel enforces each of them). Where the container has
+    its own cgroup namespace, as Docker and Kubernetes give by default, its cgroup is the mount's root;
+    without one the root is the host's and the container's limit is on the process's own path
+    (/proc/self/cgroup), which is read first."""
+    limits = [limit for path in _limit_files(cgroup, membership) if (limit := _limit(path)) is not None]
+    return min(limits) if limits else None
+
+
+def _limit_files(cgroup: Path, membership: Path) -> list[Path]:
+    """The limit files of this process's cgroup and of each parent up to the mount's root, v2 and v1."""
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        lines = []
+    own = {"v2": "/", "v1": "/"}
+    for line in lines:
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        if controllers == "":
+            own["v2"] = path or "/"
+        elif "memory" in controllers.split(","):
+            own["v1"] = path or "/"
+    files = []
+    for root, relative, name in (
+        (cgroup, own["v2"], "memory.max"),
+        (cgroup / "memory", own["v1"], "memory.limit_in_bytes"),
+    ):
+        parts = [part for part in relative.split("/") if part and part != ".."]
+        files += [root.joinpath(*parts[:depth], name) for depth in range(len(parts), -1, -1)]
+    return files
+
+
+def _limit(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+        value = int(text)
+    except (OSError, ValueError):  # absent, or "max": no limit there
+        return None
+    return value if 0 < value < _NO_LIMIT else None
 
 
 def _memory_kib(pid: str) -> tuple[int, int]:
@@ -272,10 +299,14 @@ def too_small(budget: Budget) -> str | None:
     )
 
 
-def budget(memory_limit: str, cgroup: Path = Path("/sys/fs/cgroup")) -> Budget | None:
+def budget(
+    memory_limit: str,
+    cgroup: Path = Path("/sys/fs/cgroup"),
+    membership: Path = Path("/proc/self/cgroup"),
+) -> Budget | None:
     if memory_limit:
         return Budget(parse_size(memory_limit), "--memory-limit")
-    limit = container_limit(cgroup)
+    limit = container_limit(cgroup, membership)
     return Budget(limit, "container") if limit is not None else None
 
 

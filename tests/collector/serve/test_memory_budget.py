@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from bench.cgroup import MemoryCgroup, memory_cgroup
 from bench.workload import build
 from collector.serve.memory import (
     DEFAULT_SIZES,
@@ -67,6 +68,45 @@ def test_the_container_limit_is_read_from_cgroup_v2_and_v1(tmp_path: Path) -> No
     (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
     assert container_limit(tmp_path / "v1") is None
     assert container_limit(tmp_path / "none") is None
+
+
+def test_the_container_limit_is_the_least_of_the_process_own_cgroup_and_its_parents(tmp_path: Path) -> None:
+    # Without a cgroup namespace the mount's root is the host's (no limit): the container's limit is on
+    # the process's own path, which /proc/self/cgroup names; a parent's lower limit binds as well.
+    membership = tmp_path / "cgroup"
+    membership.write_text("4:memory:/pods/pod-1/app\n3:cpu,cpuacct:/pods/pod-1/app\n0::/\n")
+    v1 = tmp_path / "mnt" / "memory"
+    (v1 / "pods" / "pod-1" / "app").mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    (v1 / "pods" / "pod-1" / "app" / "memory.limit_in_bytes").write_text(f"{512 * MIB}\n")
+    assert container_limit(tmp_path / "mnt", membership) == 512 * MIB
+    (v1 / "pods" / "pod-1" / "memory.limit_in_bytes").write_text(f"{384 * MIB}\n")
+    assert container_limit(tmp_path / "mnt", membership) == 384 * MIB
+    membership.write_text("0::/pods/pod-2\n")  # cgroup v2
+    v2 = tmp_path / "mnt2"
+    (v2 / "pods" / "pod-2").mkdir(parents=True)
+    (v2 / "pods" / "pod-2" / "memory.max").write_text(f"{256 * MIB}\n")
+    (v2 / "pods" / "memory.max").write_text("max\n")
+    assert container_limit(v2, membership) == 256 * MIB
+    assert budget("", v2, membership) == Budget(256 * MIB, "container")
+
+
+def test_a_server_in_a_real_memory_cgroup_takes_its_limit_as_the_budget(tmp_path: Path) -> None:
+    # The kernel's own files, not written by the test: a server started inside a memory cgroup of
+    # 700 MiB with no --memory-limit reads that limit from its own cgroup's path and says so.
+    with memory_cgroup(700 * MIB) as cgroup:
+        if not isinstance(cgroup, MemoryCgroup):
+            pytest.skip(cgroup.why)
+        run = subprocess.run(
+            [sys.executable, "-c", "from collector.serve.memory import budget; print(budget(''))"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=cgroup.preexec,
+        )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"Budget(limit_bytes={700 * MIB}, source='container')", run.stdout
 
 
 def test_the_flag_wins_over_the_container_and_neither_means_no_budget(tmp_path: Path) -> None:
