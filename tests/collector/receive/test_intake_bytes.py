@@ -168,12 +168,13 @@ def test_concurrent_bodies_are_admitted_by_bytes_under_a_budget(
 def test_readyz_says_not_ready_while_memory_refuses_everything(
     tmp_path: Path, started: list[ServeProcess]
 ) -> None:
-    # A 300 MB budget: refusals above 270 MB resident, ~100 MB above an idle server. A client sends
-    # 150 MB of a body and stalls: the server holds it, passes the mark, and refuses every request;
-    # readiness must say so. When the client leaves, what it sent is freed and readiness comes back.
+    # A 240 MB budget: refusals above ~206 MiB held, over 100 MiB above an idle server (~90: its own
+    # memory and 32 MiB of library pages). A client sends 150 MB of a body and stalls: the server holds
+    # it, passes the mark, and refuses every request; readiness must say so. When the client leaves,
+    # what it sent is freed and readiness comes back.
     server = ServeProcess(
         tmp_path / "ready.duckdb",
-        extra_args=("--memory-limit", "300MB", "--decode-workers", "0", "--max-request-mib", "200"),
+        extra_args=("--memory-limit", "240MB", "--decode-workers", "0", "--max-request-mib", "200"),
     )
     started.append(server.start())
     _wait_ready(server)
