@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ class ServeProcess:
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[str] | None = None
     log_path: Path | None = None
+    # Run in the child before exec: moves the server into a memory cgroup (bench/cgroup.py).
+    preexec: Callable[[], None] | None = None
 
     @property
     def grpc_endpoint(self) -> str:
@@ -65,7 +68,12 @@ class ServeProcess:
         ]
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, text=True, env={**os.environ, **self.env}
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, **self.env},
+            preexec_fn=self.preexec,  # noqa: PLW1509 (it only writes its pid to a cgroup file)
         )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

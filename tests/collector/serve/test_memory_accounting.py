@@ -83,9 +83,11 @@ def test_library_pages_count_up_to_the_hot_share_and_private_memory_counts_whole
     import duckdb  # noqa: F401  (its 68 MB library, mapped and partly read, as in a server)
 
     assert _status_kib("RssFile") * 1024 > HOT_FILE_BYTES + 16 * MIB
-    private = (_status_kib("RssAnon") + _status_kib("RssShmem")) * 1024
+    before = (_status_kib("RssAnon") + _status_kib("RssShmem")) * 1024
     held = held_bytes()
-    assert abs(held - (private + HOT_FILE_BYTES)) < 8 * MIB, (held // MIB, private // MIB)
+    after = (_status_kib("RssAnon") + _status_kib("RssShmem")) * 1024
+    # Read around the call: this process's memory may move between reads (another thread, a collection).
+    assert min(before, after) - 8 * MIB < held - HOT_FILE_BYTES < max(before, after) + 8 * MIB, held // MIB
     assert resident_bytes() - held > 16 * MIB  # the whole resident set counts the cold pages too
     block = bytearray(96 * MIB)
     block[:: os.sysconf("SC_PAGE_SIZE")] = b"x" * len(range(0, len(block), os.sysconf("SC_PAGE_SIZE")))
@@ -125,8 +127,14 @@ def test_a_workers_library_pages_are_counted_once_with_the_servers(one_worker: P
     page = os.sysconf("SC_PAGE_SIZE")
     resident, file_backed = int(statm[1]) * page, int(statm[2]) * page
     assert file_backed > 16 * MIB  # the libraries really are there to be counted twice
-    charged = held_bytes([worker]) - held_bytes()
-    assert abs(charged - (resident - file_backed)) < 4 * MIB, (charged // MIB, resident // MIB)
+    # This process's own memory is read in each call and may move between them: read it on both sides.
+    alone_before, with_worker, alone_after = held_bytes(), held_bytes([worker]), held_bytes()
+    lowest, highest = (
+        with_worker - max(alone_before, alone_after),
+        with_worker - min(alone_before, alone_after),
+    )
+    own = resident - file_backed
+    assert lowest - 4 * MIB < own < highest + 4 * MIB, (lowest // MIB, highest // MIB, own // MIB)
 
 
 def test_a_server_with_a_fat_child_that_is_no_worker_keeps_accepting(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ refusing retryably, over both protocols, once the memory it holds passes 90 % of
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
@@ -20,7 +19,6 @@ from bench.cgroup import MemoryCgroup, memory_cgroup
 from bench.workload import build
 from collector.serve.memory import (
     DEFAULT_SIZES,
-    HOT_FILE_BYTES,
     MIB,
     SMALLEST_WORKABLE_BYTES,
     Budget,
@@ -34,6 +32,7 @@ from collector.serve.memory import (
     sizes,
     too_small,
 )
+from tests._held import HeldPeak
 from tests._otel import stored_rows
 from tests._otlp import new_span_id, new_trace_id, request, span
 from tests._raw import EXPORT
@@ -206,26 +205,6 @@ def test_a_server_over_its_budget_refuses_retryably_and_stores_nothing(tmp_path:
     assert stored_rows(roomy, "SELECT count(*) AS n FROM spans") == [{"n": 1}]
 
 
-def _kib(pid: int, *fields: str) -> int:
-    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    return sum(int(line.split()[1]) for line in lines if line.split(":")[0] in fields)
-
-
-def _tree_held_bytes(pid: int) -> int:
-    """What a pod would have to hold for a process and its children (decode workers), read from /proc
-    here, not through the server's code: everyone's private memory, and the library pages the server
-    uses (at most HOT_FILE_BYTES: the rest are clean pages the kernel drops before a container runs
-    out, docs/reliability.md)."""
-    total = 0
-    with contextlib.suppress(OSError, ValueError):
-        total = 1024 * _kib(pid, "RssAnon", "RssShmem") + min(1024 * _kib(pid, "RssFile"), HOT_FILE_BYTES)
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                with contextlib.suppress(OSError, ValueError):
-                    total += 1024 * _kib(int(child), "RssAnon", "RssShmem")
-    return total
-
-
 def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path: Path) -> None:
     # The smallest workable budget (the server holds ~110 MiB once it took spans, DuckDB its floor), so
     # the load (30 k spans from four exporters, as fast as they are answered) takes it towards the
@@ -235,16 +214,7 @@ def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path:
     workload = build(5_000, seed=7)
     server = ServeProcess(tmp_path / "budget.duckdb", extra_args=("--memory-limit", f"{limit}B")).start()
     assert server.process is not None
-    peak = 0
-    sampling = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not sampling.wait(0.05):
-            peak = max(peak, _tree_held_bytes(server.process.pid))  # type: ignore[union-attr]
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
+    held = HeldPeak(server.process.pid, every_s=0.05)
     refusals: list[tuple[grpc.StatusCode, bool]] = []
     pending = list(range(len(workload.requests)))
     lock = threading.Lock()
@@ -269,15 +239,15 @@ def test_under_load_a_budget_is_honoured_retryably_and_nothing_is_lost(tmp_path:
                         time.sleep(0.2)
 
     try:
-        senders = [threading.Thread(target=send) for _ in range(4)]
-        for sender in senders:
-            sender.start()
-        for sender in senders:
-            sender.join()
+        with held:
+            senders = [threading.Thread(target=send) for _ in range(4)]
+            for sender in senders:
+                sender.start()
+            for sender in senders:
+                sender.join()
     finally:
-        sampling.set()
-        sampler.join()
         assert server.stop() == 0, server.log()
+    peak = held.bytes
     print(f"\npeak held {peak / 1e6:.0f} MB of {limit / 1e6:.0f} MB, {len(refusals)} refusals")
     assert all(code == grpc.StatusCode.UNAVAILABLE and retry for code, retry in refusals), refusals[:5]
     assert peak < limit, f"peak held {peak / 1e6:.0f} MB over the {limit / 1e6:.0f} MB budget"
