@@ -15,6 +15,8 @@ Public:
 - `decoded`: `DecodedRequest`, `UndecodableRequest` (what both decoders return or raise).
 - `prepare`: `prepare_request`, `prepare_spans`, `PreparedRequest`, `Encoding`.
 - `pool`: `Preparer` (the worker pool), `auto_workers`.
+- `cgroups`: `own_and_parents` (the directories where a container's limits are kept: this process's
+  cgroup and its parents; the memory budget reads them too).
 
 Private: `_warm_up` (a small agent trace each worker decodes first, so real requests do not pay
 first-use costs).

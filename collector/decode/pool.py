@@ -33,6 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from collector.decode._warm_up import WARM_UP_BODY
+from collector.decode.cgroups import MEMBERSHIP, MOUNT, own_and_parents
 from collector.decode.prepare import Encoding, PreparedRequest, prepare_request
 from collector.recognise.declared import active as declared_conventions
 from collector.store.memory_settings import apply_memory_settings
@@ -46,31 +47,43 @@ IDLE_RETIRE_S = 600.0
 _PARENT_CHECK_S = 0.5
 
 
-def auto_workers(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+def auto_workers(cgroup: Path = MOUNT, membership: Path = MEMBERSHIP) -> int:
     """One worker per core this process may use beyond the first (the server's), at most four."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    quota = cpu_quota(cgroup)
+    quota = cpu_quota(cgroup, membership)
     if quota is not None:
         cores = min(cores, math.ceil(quota))
     return max(0, min(MAX_AUTO_WORKERS, cores - 1))
 
 
-def cpu_quota(cgroup: Path) -> float | None:
-    """The CPUs a container's quota allows (`docker --cpus`, a Kubernetes CPU limit), if it sets one.
+def cpu_quota(cgroup: Path = MOUNT, membership: Path = MEMBERSHIP) -> float | None:
+    """The CPUs a container's quota allows (`docker --cpus`, a Kubernetes CPU limit), if it sets one: the
+    least quota of this process's cgroup and its parents (collector/decode/cgroups.py).
 
     The affinity mask still shows every core of the host there, and each idle worker costs ~67 MB:
     four of them in a one-CPU pod would only take memory and contend for the one CPU."""
+    quotas = []
+    for version, directory in own_and_parents("cpu", cgroup, membership):
+        if version == "v2":  # "max 100000", or "150000 100000"
+            fields = _read(directory / "cpu.max").split()[:2]
+        else:
+            fields = [_read(directory / "cpu.cfs_quota_us"), _read(directory / "cpu.cfs_period_us")]
+        if len(fields) == 2 and (quota := _cpus(*fields)) is not None:
+            quotas.append(quota)
+    return min(quotas) if quotas else None
+
+
+def _read(path: Path) -> str:
     try:
-        quota, period = (cgroup / "cpu.max").read_text().split()[:2]  # cgroup v2: "max 100000"
-    except (OSError, ValueError):
-        try:  # cgroup v1
-            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
-            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
-        except OSError:
-            return None
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _cpus(quota: str, period: str) -> float | None:
     if quota in ("max", "-1"):
         return None
     try:

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from collector.decode.cgroups import own_and_parents
+
 MIB = 1024 * 1024
 DUCKDB_SHARE = 0.4
 # DuckDB's floor under a budget, with a write-ahead log checkpointed at a quarter of its memory
@@ -111,25 +113,10 @@ def container_limit(
 
 def _limit_files(cgroup: Path, membership: Path) -> list[Path]:
     """The limit files of this process's cgroup and of each parent up to the mount's root, v2 and v1."""
-    try:
-        lines = membership.read_text().splitlines()
-    except OSError:
-        lines = []
-    own = {"v2": "/", "v1": "/"}
-    for line in lines:
-        _, controllers, path = [*line.split(":", 2), "", ""][:3]
-        if controllers == "":
-            own["v2"] = path or "/"
-        elif "memory" in controllers.split(","):
-            own["v1"] = path or "/"
-    files = []
-    for root, relative, name in (
-        (cgroup, own["v2"], "memory.max"),
-        (cgroup / "memory", own["v1"], "memory.limit_in_bytes"),
-    ):
-        parts = [part for part in relative.split("/") if part and part != ".."]
-        files += [root.joinpath(*parts[:depth], name) for depth in range(len(parts), -1, -1)]
-    return files
+    return [
+        directory / ("memory.max" if version == "v2" else "memory.limit_in_bytes")
+        for version, directory in own_and_parents("memory", cgroup, membership)
+    ]
 
 
 def _limit(path: Path) -> int | None:

@@ -297,6 +297,29 @@ def test_auto_workers_follow_a_containers_cpu_quota(tmp_path: Path) -> None:
     assert cpu_quota(tmp_path / "missing") is None
 
 
+def test_the_cpu_quota_is_the_least_of_the_process_own_cgroup_and_its_parents(tmp_path: Path) -> None:
+    # Without a cgroup namespace the mount's root is the host's: the container's quota is on the
+    # process's own path (/proc/self/cgroup), and a parent's may be lower still.
+    membership = tmp_path / "cgroup"
+    membership.write_text("0::/kubepods/pod1/ctr\n")
+    mount = tmp_path / "mnt"
+    own, pod = mount / "kubepods" / "pod1" / "ctr", mount / "kubepods" / "pod1"
+    own.mkdir(parents=True)
+    (mount / "cpu.max").write_text("max 100000\n")
+    (own / "cpu.max").write_text("300000 100000\n")
+    assert cpu_quota(mount, membership) == 3.0
+    (pod / "cpu.max").write_text("200000 100000\n")
+    assert cpu_quota(mount, membership) == 2.0
+    assert auto_workers(mount, membership) == min(4, len(os.sched_getaffinity(0)) - 1, 1)
+    # cgroup v1: the cpu controller's own line names the path.
+    membership.write_text("4:cpu,cpuacct:/docker/abc\n0::/\n")
+    v1 = tmp_path / "v1" / "cpu" / "docker" / "abc"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("150000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert cpu_quota(tmp_path / "v1", membership) == 1.5
+
+
 def test_an_idle_server_holds_no_worker_until_its_first_request(tmp_path: Path) -> None:
     # Each worker is ~66 MB resident: a sidecar that has received nothing keeps none (issue 32's idle
     # RSS target); the first request starts them, and is itself prepared in the server's process.
