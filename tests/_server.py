@@ -32,14 +32,20 @@ def _listening(port: int) -> bool:
 @dataclass
 class ServeProcess:
     db: Path
-    grpc_port: int = field(default_factory=free_port)
-    http_port: int = field(default_factory=free_port)
+    grpc_port: int = 0  # 0: a free port, chosen here
+    http_port: int = 0
     extra_args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[str] | None = None
     log_path: Path | None = None
     # Run in the child before exec: moves the server into a memory cgroup (bench/cgroup.py).
     preexec: Callable[[], None] | None = None
+    _ports_chosen: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._ports_chosen = not self.grpc_port and not self.http_port
+        self.grpc_port = self.grpc_port or free_port()
+        self.http_port = self.http_port or free_port()
 
     @property
     def grpc_endpoint(self) -> str:
@@ -50,6 +56,23 @@ class ServeProcess:
         return f"http://127.0.0.1:{self.http_port}/v1/traces"
 
     def start(self, timeout_s: float = 30.0) -> ServeProcess:
+        """Start and wait until both ports listen. A free port is only free when it is chosen: another
+        process (a parallel test's server) can take it before serve binds it, so ports chosen here are
+        chosen again, twice at most, when serve finds one taken at its first start."""
+        first_start = self.process is None
+        for attempt in range(3):
+            try:
+                return self._start(timeout_s)
+            except RuntimeError as exc:
+                if (
+                    not (first_start and self._ports_chosen and "Address already in use" in str(exc))
+                    or attempt == 2
+                ):
+                    raise
+                self.grpc_port, self.http_port = free_port(), free_port()
+        raise AssertionError("unreachable")
+
+    def _start(self, timeout_s: float) -> ServeProcess:
         self.log_path = self.log_path or self.db.with_suffix(".log")
         args = [
             sys.executable,
