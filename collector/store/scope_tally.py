@@ -67,7 +67,9 @@ class ScopeTally:
             }
         )
         sums = [("executing", "count"), ("executing", "sum")]
-        grouped = batch.group_by(["name", "version"]).aggregate(sums)
+        # One thread keeps the groups in order of first appearance, which is arrival order: the
+        # bound must keep the scopes seen first, and a threaded group-by orders groups as it likes.
+        grouped = batch.group_by(["name", "version"], use_threads=False).aggregate(sums)
         for name, version, spans, executions in zip(
             grouped.column("name").to_pylist(),
             grouped.column("version").to_pylist(),
