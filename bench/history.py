@@ -18,6 +18,7 @@ import duckdb
 from collector.store.database import open_writer
 from collector.store.schema import partitions
 from scoring import Spec
+from scoring.evidence.run_keys import keys_of
 
 # The spec both benchmarks judge: expected tools, an argument spec, strict mode and a latency bound.
 SPEC = Spec.model_validate(
@@ -82,6 +83,8 @@ def build(path: Path, runs: int, *, varied: bool = False, tasks: int = 100) -> N
         """,
         [tasks, runs],
     )
+    for keys, traces in zip(partitions("run_keys"), partitions("run_traces"), strict=True):  # as the writer
+        connection.execute(f"INSERT INTO {keys} {keys_of(traces)}")
     _insert(
         connection,
         "executions",

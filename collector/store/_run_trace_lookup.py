@@ -1,32 +1,34 @@
-"""Which traces were completed before, by their `run_traces` rows: the writer asks per group commit about
-the traces new to this process (a restart, or a late span after the trace left memory).
-
-The ids go in as an IN list of parameters, 500 at a time, which DuckDB answers from the `trace_id`
-index; joined from an unnested list, as before, it planned a hash join over a scan of the whole table,
-so each group commit's lookup grew with the history (`python -m bench.spanning_probe`).
+"""Which traces were completed before, by their `run_traces` rows: the writer asks about the traces new to
+this process (a restart, or a late span after the trace left memory) that its filter cannot rule out
+(collector/store/_stored_ids.py). `run_traces` has no index (collector/store/schema.py, KEYLESS): the
+traces are found through `run_keys` (scoring/evidence/run_keys.py), and the filter keeps even that rare.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 
 import duckdb
 
-_PROBE_IDS = 500
+from scoring.evidence.run_keys import seq_range, within
 
 
-def stored_trace_versions(
+@dataclass(frozen=True, slots=True)
+class StoredTrace:
+    version: int  # the highest stored run version
+    seqs: tuple[int, int]  # the seqs its rows lie within (collector/store/_tracker.py, TraceState)
+
+
+def stored_traces(
     connection: duckdb.DuckDBPyConnection, trace_ids: Collection[str]
-) -> dict[str, int]:
-    """The highest stored run version of each of these traces that has one (was completed before)."""
+) -> dict[str, StoredTrace]:
+    """Each of these traces that was completed before, with its stored version and seq."""
     ids = sorted(trace_ids)
-    versions: dict[str, int] = {}
-    for start in range(0, len(ids), _PROBE_IDS):
-        chunk = ids[start : start + _PROBE_IDS]
-        rows = connection.execute(
-            "SELECT trace_id, max(version) FROM run_traces "
-            f"WHERE trace_id IN ({', '.join('?' * len(chunk))}) GROUP BY trace_id",
-            chunk,
-        ).fetchall()
-        versions.update(rows)
-    return versions
+    condition, bounds = within(seq_range(connection, ids, "trace_key"))
+    rows = connection.execute(
+        "SELECT trace_id, max(version), min(min_seq), max(max_seq) FROM run_traces "
+        f"WHERE {condition} AND trace_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY trace_id",
+        [*bounds, ids],
+    ).fetchall()
+    return {trace_id: StoredTrace(version, (low, high)) for trace_id, version, low, high in rows}

@@ -39,6 +39,9 @@ class TraceState:
     is_open: bool = True
     # Whether rows for this trace may already be stored: None = not known yet (new to this process).
     persisted: bool | None = None
+    # The seqs its stored rows lie within (executions' and requests' `ingest_seq`, run_traces' `max_seq`):
+    # the range a DELETE of them reads, as the tables have no index (collector/store/schema.py, KEYLESS).
+    stored_seqs: tuple[int, int] | None = None
     version: int = 0
     completed_at: float = 0.0
     retained_bytes: int = 0  # the estimate counted while it is retained (completed), else 0
@@ -167,6 +170,7 @@ class Tracker:
             self._open.pop(state.trace_id, None)
             state.is_open = False
             state.persisted = True
+            state.stored_seqs = (state.min_seq, state.max_seq)
             state.version += 1
             state.open_since_seq = None
             state.completed_at = now

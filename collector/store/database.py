@@ -144,7 +144,7 @@ def _prepare(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
                     if isinstance(step, str):
                         connection.execute(step if zstd else step.replace(ZSTD, ""))
                     else:
-                        step(connection)
+                        step(connection, zstd)
             connection.execute("INSERT INTO schema_version (version) VALUES (?)", [SCHEMA_VERSION])
             connection.commit()
         except duckdb.Error as exc:

@@ -23,6 +23,7 @@ from collector.model.jsontext import to_json
 from collector.store._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
 from scoring.evidence.definitions import DefinitionLoader
 from scoring.evidence.reading import unread_runs
+from scoring.evidence.run_keys import seq_range, within
 from scoring.evidence.runs import Evidence, Execution, Request, Run
 from scoring.evidence.state import StateLoader
 
@@ -37,10 +38,16 @@ class LiveRun:
     max_seq: int
     executions: tuple[ResolvedExecution, ...]
     requests: tuple[ResolvedRequest, ...]
+    # Whether the run may have rows in another trace: False only where the writer knows it has none
+    # (its id was never stored before, and no other trace completing with it has it).
+    maybe_elsewhere: bool = True
 
 
-def live_runs(resolution: Resolution, version: int, min_seq: int, max_seq: int) -> tuple[LiveRun, ...]:
-    """Every run of one resolved trace, with its executions and requests, as the writer stores them."""
+def live_runs(
+    resolution: Resolution, version: int, min_seq: int, max_seq: int, maybe_elsewhere: set[str] | None = None
+) -> tuple[LiveRun, ...]:
+    """Every run of one resolved trace, with its executions and requests, as the writer stores them
+    (`maybe_elsewhere`: the ids of runs that may have rows in another trace; None: any may)."""
     executions: dict[str, list[ResolvedExecution]] = {}
     requests: dict[str, list[ResolvedRequest]] = {}
     for execution in resolution.executions:
@@ -55,31 +62,28 @@ def live_runs(resolution: Resolution, version: int, min_seq: int, max_seq: int) 
             max_seq,
             tuple(executions.get(summary.run_id, ())),
             tuple(requests.get(summary.run_id, ())),
+            maybe_elsewhere is None or summary.run_id in maybe_elsewhere,
         )
         for summary in resolution.runs
     )
 
 
-_PROBE_IDS = 500
-
-
 def spanning_other_traces(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) -> set[str]:
     """The ids of these runs that also have stored rows in another trace: only the store holds them
-    whole. Probes of run_traces' run_id index, 500 ids each.
-
-    The ids go in as an IN list of parameters, which DuckDB answers from the index; joined from an
-    unnested list, as before, it scanned the whole table, on every verdict's path: with 500 k runs
-    stored, 5.8 ms against 24.9 ms a batch of 500 (`python -m bench.spanning_probe`)."""
-    own = {r.summary.run_id: r.summary.trace_id for r in runs}
+    whole. Asked of run_traces through `run_keys` (scoring/evidence/run_keys.py), and only for the runs
+    the writer says may have them (`LiveRun.maybe_elsewhere`: nearly none,
+    collector/store/_stored_ids.py), all in one query."""
+    own = {r.summary.run_id: r.summary.trace_id for r in runs if r.maybe_elsewhere}
+    if not own:
+        return set()
     ids = sorted(own)
-    spanning: set[str] = set()
-    for start in range(0, len(ids), _PROBE_IDS):
-        chunk = ids[start : start + _PROBE_IDS]
-        rows = connection.execute(
-            f"SELECT run_id, trace_id FROM run_traces WHERE run_id IN ({', '.join('?' * len(chunk))})", chunk
-        ).fetchall()
-        spanning.update(run_id for run_id, trace_id in rows if trace_id != own[run_id])
-    return spanning
+    condition, bounds = within(seq_range(connection, ids, "run_key"))
+    rows = connection.execute(
+        f"SELECT run_id, trace_id FROM run_traces WHERE {condition} "
+        "AND run_id IN (SELECT unnest(?::VARCHAR[]))",
+        [*bounds, ids],
+    ).fetchall()
+    return {run_id for run_id, trace_id in rows if trace_id != own[run_id]}
 
 
 def _arguments(arguments: Arguments) -> tuple[object, bool]:

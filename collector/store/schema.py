@@ -10,7 +10,10 @@ from collections.abc import Callable
 
 import duckdb
 
-SCHEMA_VERSION = 6
+from scoring.evidence.run_keys import keys_of
+from scoring.verdict.ddl import rebuild_table
+
+SCHEMA_VERSION = 7
 
 # The JSON text columns (attributes, arguments, results) are most of what is stored: ZSTD keeps spans
 # 2.3x smaller than DuckDB's default string compression and checkpoints them 2.6x faster (1.11 ->
@@ -89,8 +92,7 @@ TABLES: dict[str, str] = {
             scope_name VARCHAR,
             ingest_seq BIGINT NOT NULL,
             kind VARCHAR NOT NULL DEFAULT 'tool',
-            call_index INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (trace_id, span_id, call_index)
+            call_index INTEGER NOT NULL DEFAULT 0
         )""",
     "tool_requests": """
         CREATE TABLE IF NOT EXISTS tool_requests (
@@ -110,8 +112,7 @@ TABLES: dict[str, str] = {
             encoding VARCHAR NOT NULL,
             execution_span_id VARCHAR,
             ingest_seq BIGINT NOT NULL,
-            execution_call_index INTEGER,
-            PRIMARY KEY (trace_id, span_id, position)
+            execution_call_index INTEGER
         )""",
     "run_traces": """
         CREATE TABLE IF NOT EXISTS run_traces (
@@ -132,8 +133,17 @@ TABLES: dict[str, str] = {
             version INTEGER NOT NULL,
             completed_at TIMESTAMP NOT NULL,
             min_seq BIGINT NOT NULL,
-            max_seq BIGINT NOT NULL,
-            PRIMARY KEY (run_id, trace_id)
+            max_seq BIGINT NOT NULL
+        )""",
+    # Where each row of run_traces is, for look-ups by id without an index (KEYLESS, below): a scan of
+    # these 8-byte keys reads ~1.5 ms a million runs where run_traces' 32-character ids read ~20, and
+    # the `max_seq` it gives lets DuckDB skip every row group of run_traces but the run's
+    # (scoring/evidence/run_keys.py). One row per run_traces row, written and deleted with it.
+    "run_keys": """
+        CREATE TABLE IF NOT EXISTS run_keys (
+            run_key UBIGINT NOT NULL,
+            trace_key UBIGINT NOT NULL,
+            max_seq BIGINT NOT NULL
         )""",
     # Issue 21: only runs that are turns of a conversation have a row, so other runs cost nothing.
     # Kept out of run_traces, whose column list SQL users insert against.
@@ -143,8 +153,7 @@ TABLES: dict[str, str] = {
             trace_id VARCHAR NOT NULL,
             conversation_id VARCHAR NOT NULL,
             turn_index INTEGER,
-            last_turn BOOLEAN NOT NULL,
-            PRIMARY KEY (run_id, trace_id)
+            last_turn BOOLEAN NOT NULL
         )""",
 }
 
@@ -154,7 +163,7 @@ TABLES: dict[str, str] = {
 # the table's own name, stored in the file, is their union: SQL users, scoring, export and the DuckDB
 # CLI read `spans` as before. Keys hold across partitions because the one writer deletes a key from
 # both before inserting it into one. `tracescore_state` stays one table: it holds a few rows.
-PARTITIONED: tuple[str, ...] = ("spans", "executions", "tool_requests", "run_traces", "run_turns")
+PARTITIONED: tuple[str, ...] = ("spans", "executions", "tool_requests", "run_traces", "run_keys", "run_turns")
 PARTITION_COUNT = 2
 
 
@@ -239,30 +248,30 @@ VIEWS: dict[str, str] = {
 }
 
 
-# Scoring one run looks its traces up by run id; an ART index keeps that lookup flat as history grows
-# (measured in bench/score_history.py). The composite primary key is not used for a run_id-only filter.
-# The writer asks, for every batch of completing traces, whether any was completed before (a restart, or
-# a late span after the trace left memory): that lookup by trace id needs its own index too. Each
-# partition has its own (an index belongs to one table).
-_INDEXED: tuple[tuple[str, str, str], ...] = (
-    ("run_traces", "by_run", "run_id"),
-    ("run_traces", "by_trace", "trace_id"),
-    # Online scoring looks a conversation's turns up by its id when a turn completes.
-    ("run_turns", "by_conversation", "conversation_id"),
-)
-INDEXES: tuple[str, ...] = tuple(
-    f"CREATE INDEX IF NOT EXISTS {partition}_{suffix} ON {partition} ({column})"
-    for table, suffix, column in _INDEXED
-    for partition in partitions(table)
+# No table that grows with the history has a DuckDB index or primary key (schema 7). DuckDB keeps an ART
+# index in its memory, ~70-120 bytes a key here, and a checkpoint must hold the whole of it: past a
+# budget's share (~250 k runs under 122 MiB with the keys of schema 6) the checkpoint fails and DuckDB
+# invalidates the file, again after every restart (bench/README.md, "Fourteenth session"). The one
+# writer keeps the keys unique itself, as it always has for `spans`; runs and traces are found by id
+# through `run_keys` (scoring/evidence/run_keys.py), rows of a known trace through its seq range, and
+# the writer's own per-batch questions are answered by its filters first (collector/store/_stored_ids.py).
+KEYLESS: tuple[str, ...] = ("executions", "tool_requests", "run_traces", "run_turns")
+
+
+# The indexes files of schema 5 and 6 had, named per partition; schema 6 dropped the unpartitioned ones.
+_OLD_INDEXES: tuple[tuple[str, str], ...] = (
+    ("run_traces", "by_run"),
+    ("run_traces", "by_trace"),
+    ("run_turns", "by_conversation"),
 )
 
 
-def _into_partitions(connection: duckdb.DuckDBPyConnection) -> None:
+def _into_partitions(connection: duckdb.DuckDBPyConnection, zstd: bool) -> None:
     """Schema 5: each written table of an older file becomes its first partition, renamed in place (no
     copy); the empty partition made with the tables just before is dropped first. A table the file never
     had (run_turns, before version 4) is left to its empty partitions. DuckDB renames no table that has
-    an index, so the old indexes go, and each partition's are made with the views."""
-    for table, suffix, _ in _INDEXED:
+    an index, so the old indexes go."""
+    for table, suffix in _OLD_INDEXES:
         connection.execute(f"DROP INDEX IF EXISTS {table}_{suffix}")
     rows = connection.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
     existing = {row[0] for row in rows}
@@ -273,11 +282,35 @@ def _into_partitions(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(f"ALTER TABLE {table} RENAME TO {first}")
 
 
+def _without_keys(connection: duckdb.DuckDBPyConnection, zstd: bool) -> None:
+    """Schema 7: each partition of a KEYLESS table that has a primary key is rebuilt with today's
+    definition, which has none (DuckDB drops no constraint in place), its rows copied by name; the
+    indexes go first (DuckDB drops no table that has one). `run_keys` is filled from `run_traces`,
+    partition by partition. In the migration's one transaction."""
+    for table, suffix in _OLD_INDEXES:
+        for partition in partitions(table):
+            connection.execute(f"DROP INDEX IF EXISTS {partition}_{suffix}")
+    keyed = {
+        row[0]
+        for row in connection.execute(
+            "SELECT table_name FROM duckdb_constraints() "
+            "WHERE schema_name = 'main' AND constraint_type = 'PRIMARY KEY'"
+        ).fetchall()
+    }
+    for table in KEYLESS:
+        for partition in partitions(table):
+            if partition in keyed:
+                rebuild_table(connection, partition, _table_ddl(table), zstd=zstd)
+    for keys, runs in zip(partitions("run_keys"), partitions("run_traces"), strict=True):
+        connection.execute(f"INSERT INTO {keys} (run_key, trace_key, max_seq) {keys_of(runs)}")
+
+
 # What opening a file of an older schema version adds to it, by the version that added it. Columns are
 # appended (DuckDB adds a column at the end): every insert names its columns, so their order is free.
 # From version 5 the written tables are partitions: a column is added to each (`partitions(table)`),
 # and the views, made again after every migration, show it.
-Migration = str | Callable[[duckdb.DuckDBPyConnection], None]
+# A callable step is given whether the file takes ZSTD columns (asked before the migration's transaction).
+Migration = str | Callable[[duckdb.DuckDBPyConnection, bool], None]
 MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     2: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS arguments_source VARCHAR",),
     3: ("ALTER TABLE executions ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'tool'",),
@@ -300,6 +333,8 @@ MIGRATIONS: dict[int, tuple[Migration, ...]] = {
     ),
     # Two partitions per table the writer appends to (issue 17): the old table's rows are partition 0.
     6: (_into_partitions,),
+    # No index or primary key on the tables that grow with the history (KEYLESS, above).
+    7: (_without_keys,),
 }
 
 
@@ -307,14 +342,19 @@ def create_schema_sql() -> list[str]:
     return [*create_tables_sql(), *create_views_sql()]
 
 
+def _table_ddl(table: str) -> Callable[[str], str]:
+    """Today's definition of `table`, for a table of another name (a partition, or its rebuilt copy)."""
+    return lambda name: TABLES[table].replace(f"EXISTS {table} (", f"EXISTS {name} (", 1)
+
+
 def create_tables_sql() -> list[str]:
     """The tables alone: an older file is migrated before the views that read its new columns."""
     return [
-        ddl.replace(f"EXISTS {name} (", f"EXISTS {partition} (", 1)
-        for name, ddl in TABLES.items()
+        _table_ddl(name)(partition)
+        for name in TABLES
         for partition in (partitions(name) if name in PARTITIONED else (name,))
     ]
 
 
 def create_views_sql() -> list[str]:
-    return [*PARTITION_VIEWS.values(), *VIEWS.values(), *INDEXES]
+    return [*PARTITION_VIEWS.values(), *VIEWS.values()]

@@ -29,7 +29,8 @@ from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
 from collector.store._fatal import exit_if_invalidated
 from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
-from collector.store._run_trace_lookup import stored_trace_versions
+from collector.store._run_trace_lookup import stored_traces
+from collector.store._stored_ids import StoredIds
 from collector.store._stored_spans import load_traces
 from collector.store._tracker import TraceState, Tracker
 from collector.store.acknowledged import Acknowledgements
@@ -50,6 +51,7 @@ from collector.store.rows import (
 )
 from collector.store.schema import partitions
 from collector.store.scope_tally import ScopeTally
+from scoring.evidence.run_keys import RUN_KEY, keys_of
 from scoring.verdict.arrow_view import register_arrow
 
 log = logging.getLogger("tracescore.writer")
@@ -201,6 +203,7 @@ class Writer:
         # open, and DuckDB then refuses every checkpoint once another cursor has replaced rows.
         ((last_seq,),) = connection.execute("SELECT coalesce(max(ingest_seq), 0) FROM spans").fetchall()
         self._next_seq = last_seq + 1
+        self._stored_ids = StoredIds.read(connection)
         self._acks = acknowledgements
         if acknowledgements is not None:
             self._next_seq = acknowledgements.begin(connection, self._next_seq)
@@ -370,7 +373,7 @@ class Writer:
                 self._con.begin()
                 stored = self._insert(self._partitions.active("spans"), table)
                 if reopened:
-                    self._reopen(sorted(reopened))
+                    self._reopen([traces[t] for t in sorted(reopened)])
                 self._con.commit()
                 self._timed(began, generation)
         except Exception as exc:
@@ -431,9 +434,10 @@ class Writer:
 
         `spans` has no primary key (its index cost more than everything else in a write); re-sends are
         caught here instead: traces in memory by their span ids, others only if they were completed
-        before (a restart, or evicted after the retention period), which the run_traces index answers
-        without scanning."""
-        completed = set(stored_trace_versions(self._con, trace_ids))
+        before (a restart, or evicted after the retention period), which the filter almost always rules
+        out without reading `run_traces`."""
+        maybe = self._stored_ids.traces.maybe(trace_ids)
+        completed = set(stored_traces(self._con, maybe)) if maybe else set()
         if not completed:
             return set(), set()
         stored = self._con.execute(
@@ -469,6 +473,21 @@ class Writer:
             inserted = self._con.execute(f"{verb} {table_name} ({columns}) SELECT {values} FROM {view}")
             rows = inserted.fetchall()
             return int(rows[0][0]) if rows else 0
+        finally:
+            self._con.unregister(view)
+
+    def _insert_runs(self, active: Callable[[str], str], rows: pa.Table) -> None:
+        """Insert run_traces rows and their `run_keys` rows (collector/store/schema.py), from one batch."""
+        if rows.num_rows == 0:
+            return
+        view = "_batch_run_traces"
+        register_arrow(self._con, view, rows)
+        try:
+            columns = ", ".join(rows.column_names)
+            self._con.execute(f"INSERT INTO {active('run_traces')} ({columns}) SELECT {columns} FROM {view}")
+            self._con.execute(
+                f"INSERT INTO {active('run_keys')} (run_key, trace_key, max_seq) {keys_of(view)}"
+            )
         finally:
             self._con.unregister(view)
 
@@ -508,16 +527,14 @@ class Writer:
         self.stats.write_failures += 1
         self.stats.last_error = str(exc)
 
-    def _reopen(self, trace_ids: list[str]) -> None:
+    def _reopen(self, states: list[TraceState]) -> None:
         """Mark the stored runs of these traces open again, inside the caller's transaction. Deleted and
         inserted again rather than UPDATEd: an UPDATE takes DuckDB's global checkpoint lock (issue 17);
         deleted from every partition, inserted into the active one."""
+        where, params = _stored_rows(states, "run_traces")
         deleted = []  # per partition: its columns (their order may differ: schema 5) and rows
         for partition in partitions("run_traces"):
-            cursor = self._con.execute(
-                f"DELETE FROM {partition} WHERE trace_id IN (SELECT unnest(?::VARCHAR[])) RETURNING *",
-                [trace_ids],
-            )
+            cursor = self._con.execute(f"DELETE FROM {partition} WHERE {where} RETURNING *", params)
             deleted.append(([d[0] for d in cursor.description or ()], cursor.fetchall()))
         active = self._partitions.active("run_traces")
         for columns, rows in deleted:
@@ -575,7 +592,7 @@ class Writer:
             executions: list[tuple[ResolvedExecution, int]] = []
             requests: list[tuple[ResolvedRequest, int]] = []
             runs: list[tuple[RunSummary, int, int, int]] = []
-            completed = []
+            resolutions = []
             for state in due:
                 resolution = resolve_trace(
                     state.trace_id,
@@ -584,41 +601,43 @@ class Writer:
                     state.requests.values(),
                     state.outcomes,
                 )
+                resolutions.append(resolution)
                 executions.extend((e, state.max_seq) for e in resolution.executions)
                 requests.extend((r, state.max_seq) for r in resolution.requests)
                 runs.extend((r, state.version + 1, state.min_seq, state.max_seq) for r in resolution.runs)
-                completed.append(
-                    CompletedTrace(
-                        state.trace_id,
-                        state.version + 1,
-                        tuple(
-                            (
-                                e.execution.tool_name,
-                                (e.execution.end_ns - e.execution.start_ns) / 1e6,
-                                e.execution.error,
-                            )
-                            for e in resolution.executions
-                        ),
-                        live_runs(resolution, state.version + 1, state.min_seq, state.max_seq),
-                    )
+            elsewhere = self._runs_maybe_elsewhere(runs)
+            completed = [
+                CompletedTrace(
+                    state.trace_id,
+                    state.version + 1,
+                    tuple(
+                        (
+                            e.execution.tool_name,
+                            (e.execution.end_ns - e.execution.start_ns) / 1e6,
+                            e.execution.error,
+                        )
+                        for e in resolution.executions
+                    ),
+                    live_runs(resolution, state.version + 1, state.min_seq, state.max_seq, elsewhere),
                 )
-            replaced = [s.trace_id for s in due if s.persisted]
+                for state, resolution in zip(due, resolutions, strict=True)
+            ]
+            replaced = [s for s in due if s.persisted]
             floor = self._tracker.replay_floor(self._next_seq, excluding={s.trace_id for s in due})
             with self._partitions.writing():
                 began, generation = time.monotonic(), self._checkpointer.generation
                 self._con.begin()
                 # A run completed again replaces its rows, in whichever partition they are.
-                tables = ("executions", "tool_requests", "run_traces", "run_turns")
-                for partition in (p for table in tables for p in partitions(table)) if replaced else ():
-                    self._con.execute(
-                        f"DELETE FROM {partition} WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))", [replaced]
-                    )
+                for table in _TRACE_ROWS if replaced else ():
+                    where, params = _stored_rows(replaced, table)
+                    for partition in partitions(table):
+                        self._con.execute(f"DELETE FROM {partition} WHERE {where}", params)
                 active = self._partitions.active
                 self._insert(
                     active("executions"), executions_table(executions), expressions=EXECUTION_EXPRESSIONS
                 )
                 self._insert(active("tool_requests"), requests_table(requests))
-                self._insert(active("run_traces"), run_traces_table(runs, int(time.time() * 1e6)))
+                self._insert_runs(active, run_traces_table(runs, int(time.time() * 1e6)))
                 self._insert(active("run_turns"), run_turns_table(runs))
                 self._set_state(_STATE_REPLAY_FLOOR, floor)
                 self._con.commit()
@@ -627,6 +646,10 @@ class Writer:
             self._rollback()
             self._failed(exc)
             return
+        for state in due:
+            self._stored_ids.traces.add(state.trace_id)
+        for summary, *_ in runs:
+            self._stored_ids.runs.add(summary.run_id)
         self._tracker.completed(due, now)
         self.stats.traces_completed += len(due)
         self.stats.runs_completed += len(runs)
@@ -636,19 +659,33 @@ class Writer:
             except Exception:
                 log.exception("run-completion listener failed")
 
+    def _runs_maybe_elsewhere(self, runs: list[tuple[RunSummary, int, int, int]]) -> set[str]:
+        """The ids of these runs that may have rows in another trace, for online scoring to look up: those
+        stored before (in this trace or another) and those completing in two traces at once."""
+        traces_of: dict[str, set[str]] = {}
+        for summary, *_ in runs:
+            traces_of.setdefault(summary.run_id, set()).add(summary.trace_id)
+        stored = self._stored_ids.runs
+        return {run_id for run_id, traces in traces_of.items() if len(traces) > 1 or stored.may_hold(run_id)}
+
     def _adopt_stored(self, due: list[TraceState], now: float) -> None:
         """Traces new to this process may have been completed before (a restart, or a late span after
         the trace left memory): merge their stored spans so the recomputed runs are whole."""
         unknown = [s.trace_id for s in due if s.persisted is None]
         if not unknown:
             return
-        stored_versions = stored_trace_versions(self._con, unknown)
-        for span, seq in load_traces(self._con, list(stored_versions)):
-            self._tracker.add(span.trace_id, recognise(span), seq, now)
+        maybe = self._stored_ids.traces.maybe(set(unknown))
+        stored = stored_traces(self._con, maybe) if maybe else {}
+        if stored:
+            for span, seq in load_traces(self._con, list(stored)):
+                self._tracker.add(span.trace_id, recognise(span), seq, now)
         for state in due:
             if state.persisted is None:
-                state.persisted = state.trace_id in stored_versions
-                state.version = max(state.version, stored_versions.get(state.trace_id, 0))
+                found = stored.get(state.trace_id)
+                state.persisted = found is not None
+                if found is not None:
+                    state.version = max(state.version, found.version)
+                    state.stored_seqs = found.seqs
 
     def _replay(self) -> int:
         """After a restart: traces whose spans were committed but whose runs were never completed.
@@ -710,3 +747,28 @@ class Writer:
         if took >= _SLOW_CHECKPOINT_S:
             log.info("checkpoint at shutdown took %.2f s", took)
         return True
+
+
+_BY_TRACE_ID = "trace_id IN (SELECT unnest(?::VARCHAR[]))"
+# Per table holding rows of a completed trace: the column its rows carry their seq in (`run_turns` has
+# none), and how its rows name their trace, given the trace ids.
+_TRACE_ROWS: dict[str, tuple[str | None, str]] = {
+    "executions": ("ingest_seq", _BY_TRACE_ID),
+    "tool_requests": ("ingest_seq", _BY_TRACE_ID),
+    "run_traces": ("max_seq", _BY_TRACE_ID),
+    "run_keys": ("max_seq", f"trace_key IN (SELECT {RUN_KEY.format('unnest(?::VARCHAR[])')})"),
+    "run_turns": (None, _BY_TRACE_ID),
+}
+
+
+def _stored_rows(states: list[TraceState], table: str) -> tuple[str, list[object]]:
+    """A WHERE clause for the stored rows of these traces in `table`. No table has an index (schema.py,
+    KEYLESS): the seqs they were stored within let DuckDB skip every row group outside that range."""
+    seq, where = _TRACE_ROWS[table]
+    params: list[object] = [[s.trace_id for s in states]]
+    ranges = [s.stored_seqs for s in states]
+    if seq is None or any(r is None for r in ranges):
+        return where, params
+    known = [r for r in ranges if r is not None]
+    low, high = min(r[0] for r in known), max(r[1] for r in known)
+    return f"{seq} BETWEEN ? AND ? AND {where}", [low, high, *params]

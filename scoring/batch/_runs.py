@@ -27,7 +27,7 @@ class Runs:
         self.connection = connection
         self.table = f"_tracescore_runs_{uuid.uuid4().hex}"
         self.every = run_id is None and task_id is None and run_ids is None
-        source, params = complete_runs_source(run_id=run_id, task_id=task_id, run_ids=run_ids)
+        source, params = complete_runs_source(connection, run_id=run_id, task_id=task_id, run_ids=run_ids)
         number = f"row_number() OVER (ORDER BY {RUN_ORDER})" if ordered else "0"
         connection.execute(
             f"CREATE TEMP TABLE {self.table} AS SELECT run_id, min(trace_id) AS trace_id, "

@@ -14,6 +14,8 @@ Public:
 - `conversations`: `Conversation`, `complete_conversations`, `load_conversations`.
 - `state`: `StateSnapshot`, `StateLoader`, `StateSource`, `no_state` (`tracescore.state` snapshots, read
   on demand, for `state` checks).
+- `run_keys`: `RUN_KEY`, `keys_of`, `seq_range`, `within` (where runs' and traces' rows are in `run_traces`,
+  without an index).
 - `reading`: `Unread`, `ScopeSpans`, `unread_runs`, `find_unread_with` (runs whose trace tracescore
   could not read: judged `error`, their reason naming the scopes; the collector installs the finder).
 """

@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 
+from scoring.evidence.run_keys import seq_range, within
 from scoring.evidence.runs import Evidence, complete_runs, load_evidence
 
 
@@ -40,9 +41,9 @@ def complete_conversations(
     first_turns: Collection[str] | None = None,
 ) -> list[ConversationRow]:
     """Conversations whose every turn is complete, by first start (then id); with `first_turns`, only
-    those whose first turn (the one a spec's `select` reads) is one of these runs. Two index lookups (the
+    those whose first turn (the one a spec's `select` reads) is one of these runs. Two look-ups (the
     turns by conversation id, their runs by run id) rather than the `conversations` view, whose
-    grouping DuckDB may plan over every run."""
+    grouping DuckDB may plan over every run with its turns."""
     tables = connection.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'run_turns'"
     ).fetchone()
@@ -58,13 +59,15 @@ def complete_conversations(
     ).fetchall()
     if not turns:
         return []
+    run_ids = sorted({row[1] for row in turns})
+    condition, bounds = within(seq_range(connection, run_ids, "run_key"), "run_traces.max_seq")
     runs = {
         row[0]: row[1:]
         for row in connection.execute(
             "SELECT run_id, any_value(task_id), min(epoch_ns(start_time)), bool_and(status = 'complete'), "
             "sum(version)::BIGINT FROM (SELECT unnest(?::VARCHAR[]) AS wanted) w "
-            "JOIN run_traces ON run_traces.run_id = w.wanted GROUP BY run_id",
-            [sorted({row[1] for row in turns})],
+            f"JOIN run_traces ON run_traces.run_id = w.wanted AND {condition} GROUP BY run_id",
+            [run_ids, *bounds],
         ).fetchall()
     }
     by_conversation: dict[str, list[tuple[Any, ...]]] = {}

@@ -1,7 +1,8 @@
 """Evidence for scoring, read from the stored tables (never from OTLP).
 
-Scoring one run reads only that run's rows: the run is found through run_traces' key, and its
-executions through (trace_id, ingest_seq range), which DuckDB prunes by row-group min/max.
+Scoring one run reads only that run's rows: the run is found through `run_keys` (no table that grows
+with the history has an index: scoring/evidence/run_keys.py), and its executions through (trace_id,
+ingest_seq range), which DuckDB prunes by row-group min/max.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import duckdb
 
 from scoring.evidence.definitions import DefinitionLoader, DefinitionSource, no_definitions
 from scoring.evidence.reading import Unread, unread_runs
+from scoring.evidence.run_keys import seq_range, within
 from scoring.evidence.state import StateLoader, StateSource, no_state
 
 # executions.kind: a call of one of the agent's tools, or a handoff of the conversation to another agent
@@ -156,15 +158,24 @@ def _run(row: tuple[Any, ...]) -> tuple[Run, list[str], int, int]:
 
 
 def complete_runs_source(
-    *, run_id: str | None = None, task_id: str | None = None, run_ids: list[str] | None = None
+    connection: duckdb.DuckDBPyConnection,
+    *,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    run_ids: list[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """`FROM … GROUP BY run_id HAVING …` over run_traces for the complete runs wanted, and its parameters
-    (shared with set-based scoring, scoring/batch/score.py, so both judge the same runs)."""
+    (shared with set-based scoring, scoring/batch/score.py, so both judge the same runs). Runs wanted by
+    id are found through `run_keys` (scoring/evidence/run_keys.py)."""
     source, params = "run_traces", list[Any]()
-    if run_ids is not None or run_id is not None:
-        # Written as a join so DuckDB probes the run_id index instead of scanning every run.
-        source = "(SELECT unnest(?::VARCHAR[]) AS wanted) w JOIN run_traces ON run_traces.run_id = w.wanted"
-        params.append(run_ids if run_ids is not None else [run_id])
+    wanted = run_ids if run_ids is not None else None if run_id is None else [run_id]
+    if wanted is not None:
+        condition, bounds = within(seq_range(connection, wanted, "run_key"), "run_traces.max_seq")
+        source = (
+            "(SELECT unnest(?::VARCHAR[]) AS wanted) w "
+            f"JOIN run_traces ON run_traces.run_id = w.wanted AND {condition}"
+        )
+        params.extend([wanted, *bounds])
     having = "bool_and(status = 'complete')"
     if task_id is not None:
         having += " AND any_value(task_id) = ?"
@@ -180,7 +191,7 @@ def complete_runs(
     run_ids: list[str] | None = None,
 ) -> list[tuple[Run, list[str], int, int]]:
     """Complete runs (open ones are unscored, not failed), with their traces and ingest range."""
-    source, params = complete_runs_source(run_id=run_id, task_id=task_id, run_ids=run_ids)
+    source, params = complete_runs_source(connection, run_id=run_id, task_id=task_id, run_ids=run_ids)
     rows = connection.execute(
         f"SELECT {_RUN_COLUMNS} {source} ORDER BY {RUN_ORDER}",
         params,
@@ -192,7 +203,7 @@ def complete_run_ids(
     connection: duckdb.DuckDBPyConnection, *, run_id: str | None = None, task_id: str | None = None
 ) -> list[str]:
     """The ids of `complete_runs`, in its order, without reading the runs themselves."""
-    source, params = complete_runs_source(run_id=run_id, task_id=task_id)
+    source, params = complete_runs_source(connection, run_id=run_id, task_id=task_id)
     rows = connection.execute(f"SELECT run_id {source} ORDER BY {RUN_ORDER}", params).fetchall()
     return [row[0] for row in rows]
 

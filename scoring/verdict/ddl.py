@@ -7,6 +7,8 @@ predates per-column compression refuses the clause: those tables get the default
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import duckdb
 
 ZSTD = " USING COMPRESSION zstd"
@@ -31,3 +33,33 @@ def supports_zstd(connection: duckdb.DuckDBPyConnection) -> bool:
         return False
     connection.execute(f"DROP TABLE {probe}")
     return True
+
+
+def rebuild_table(
+    connection: duckdb.DuckDBPyConnection, name: str, create: Callable[[str], str], *, zstd: bool
+) -> None:
+    """Replace table `name` by one made by `create` (the DDL for a given table name), its rows copied by
+    name: how a constraint is dropped, which DuckDB cannot do in place. A column `name` has and `create`
+    does not make (added by a later migration) is added to the copy with its type, so nothing is lost.
+    Inside the caller's transaction, so `zstd` (`supports_zstd`) is asked before it; indexes on the
+    table must be dropped first."""
+    copy = f"{name}_rebuilt"
+    statement = create(copy)
+    connection.execute(f"DROP TABLE IF EXISTS {copy}")
+    connection.execute(statement if zstd else statement.replace(ZSTD, ""))
+    made = set(_columns(connection, copy))
+    for column, data_type in _columns(connection, name).items():
+        if column not in made:
+            connection.execute(f'ALTER TABLE {copy} ADD COLUMN "{column}" {data_type}')
+    connection.execute(f"INSERT INTO {copy} BY NAME SELECT * FROM {name}")
+    connection.execute(f"DROP TABLE {name}")
+    connection.execute(f"ALTER TABLE {copy} RENAME TO {name}")
+
+
+def _columns(connection: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    rows = connection.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ? "
+        "ORDER BY column_index",
+        [table],
+    ).fetchall()
+    return {str(name): str(data_type) for name, data_type in rows}

@@ -2,7 +2,9 @@
 
 A verdict is keyed on (run_id, spec, run_version): re-scoring a run with the same spec replaces its
 verdict for that version of the run; a run recomputed after a late span gets a new row, so the history
-of a run's verdicts stays queryable.
+of a run's verdicts stays queryable. The key is kept by the writers (DELETE, then INSERT), not by a
+primary key: DuckDB holds an index in memory whole, and the verdicts grow with the history
+(collector/store/schema.py, KEYLESS). Files made with the primary key get their partitions rebuilt.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from datetime import UTC, datetime
 import duckdb
 
 from scoring.verdict.arrow_view import register_arrow
-from scoring.verdict.ddl import execute_ddl
+from scoring.verdict.ddl import execute_ddl, rebuild_table, supports_zstd
 from scoring.verdict.record import Verdict, verdict_text
 
 # Verdict JSON is most of what a scoring run writes (~2 kB a verdict with its reconciliation). ZSTD
@@ -46,15 +48,19 @@ _TABLE = """
         run_version INTEGER NOT NULL,
         schema_version INTEGER NOT NULL,
         scored_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
-        verdict JSON NOT NULL USING COMPRESSION zstd,
-        PRIMARY KEY (run_id, spec, run_version)
+        verdict JSON NOT NULL USING COMPRESSION zstd
     )"""
 # Conversation verdicts (issue 21) are keyed on the conversation id in `run_id`; this column tells
 # them apart (NULL for a run's verdict). Added to files made before it.
 _CONVERSATION_COLUMN = "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS conversation_id VARCHAR"
 
+
+def _partition_ddl(name: str) -> str:
+    return _TABLE.replace("EXISTS verdicts (", f"EXISTS {name} (", 1)
+
+
 DDL = (
-    *(_TABLE.replace("EXISTS verdicts (", f"EXISTS {p} (", 1) for p in VERDICT_PARTITIONS),
+    *(_partition_ddl(p) for p in VERDICT_PARTITIONS),
     *(_CONVERSATION_COLUMN.format(table=p) for p in VERDICT_PARTITIONS),
     # BY NAME: a file's verdicts from before the partitions are partition 0, conversation_id last.
     "CREATE OR REPLACE VIEW verdicts AS "
@@ -101,6 +107,27 @@ def ensure_verdict_schema(connection: duckdb.DuckDBPyConnection) -> None:
             raise
     for statement in DDL:
         execute_ddl(connection, statement)
+    _without_key(connection)
+
+
+def _without_key(connection: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild, in one transaction, each verdict partition a file made with a primary key."""
+    rows = connection.execute(
+        "SELECT table_name FROM duckdb_constraints() WHERE schema_name = 'main' "
+        "AND constraint_type = 'PRIMARY KEY' AND table_name IN (SELECT unnest(?::VARCHAR[]))",
+        [list(VERDICT_PARTITIONS)],
+    ).fetchall()
+    if not rows:
+        return
+    zstd = supports_zstd(connection)
+    connection.begin()
+    try:
+        for (partition,) in rows:
+            rebuild_table(connection, partition, _partition_ddl, zstd=zstd)
+        connection.commit()
+    except BaseException:
+        connection.rollback()
+        raise
 
 
 _PART_COLUMNS = (
@@ -140,11 +167,13 @@ def store_verdicts(
     *,
     in_transaction: bool = False,
     into: str = VERDICT_PARTITIONS[0],
+    replace: bool = True,
 ) -> int:
     """Store verdicts (replacing one with the same run, spec and run version, in either partition) into
     the partition `into`; `texts` are their `verdict_json`, when the caller already has them. The
     replacement is one transaction of its own, unless the caller says it holds one open
-    (`in_transaction`)."""
+    (`in_transaction`). `replace` False skips the DELETE, which reads every stored verdict (the key has
+    no index): only for verdicts whose key no stored verdict can have."""
     if into not in VERDICT_PARTITIONS:
         raise ValueError(f"verdicts are stored into one of {VERDICT_PARTITIONS}, not {into!r}")
     batch = list(verdicts)
@@ -183,7 +212,7 @@ def store_verdicts(
     if owned:
         connection.begin()
     try:
-        for partition in VERDICT_PARTITIONS:
+        for partition in VERDICT_PARTITIONS if replace else ():
             connection.execute(
                 f"DELETE FROM {partition} WHERE (run_id, spec, run_version) IN "
                 "(SELECT (run_id, spec, run_version) FROM _batch_verdicts)"

@@ -1,9 +1,9 @@
 """The live UI's reads of one thing: a run, a task, a conversation (collector/serve/ui/_reads.py has
 the pages of runs and what both share).
 
-A run and a conversation are looked up through the run and conversation indexes, a run's executions and
-requests through its `ingest_seq` range, which DuckDB's per-row-group min/max prunes to the few row
-groups holding them.
+A run is looked up through `run_keys` and a conversation by id in `run_turns` (no table that grows with
+the history has an index: scoring/evidence/run_keys.py), a run's executions and requests through its
+`ingest_seq` range, which DuckDB's per-row-group min/max prunes to the few row groups holding them.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from collector.serve.ui._reads import has_table, iso, latest_verdicts
+from scoring.evidence.run_keys import seq_range, within
 from scoring.report.build import pass_rate_history, tool_latency
 
 
@@ -37,12 +38,13 @@ def run_detail(cursor: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any]
     execution answered, and the latest verdict of each spec (every check with its reason)."""
     if not has_table(cursor, "run_traces"):
         return None
+    condition, bounds = within(seq_range(cursor, [run_id], "run_key"))
     traces = _rows(
         cursor.execute(
             "SELECT trace_id, task_id, service_name, agent_name, session_id, start_time, end_time, "
             "n_spans, n_executions, n_requests, status, version, completed_at, attributes, min_seq, max_seq "
-            "FROM run_traces WHERE run_id = ? ORDER BY start_time, trace_id",
-            [run_id],
+            f"FROM run_traces WHERE {condition} AND run_id = ? ORDER BY start_time, trace_id",
+            [*bounds, run_id],
         )
     )
     if not traces:

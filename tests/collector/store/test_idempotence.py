@@ -21,38 +21,20 @@ import duckdb
 import pytest
 
 from collector.decode.prepare import prepare_spans
-from collector.model.domain import Resource, Span
+from collector.model.domain import Span
 from collector.store.database import open_writer
 from collector.store.schema import partitions
 from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests._otlp import new_span_id, new_trace_id, post_json, request, span
 from tests._server import ServeProcess
+from tests._spans import domain_span as _span
 
-START_NS = 1_700_000_000_000_000_000
 AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}
 TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
 SPEC = "name: uses-lookup\nexpected_tools: [lookup]\n"
 
 
 # ---- in process: the writer alone -----------------------------------------------------------------
-
-
-def _span(trace_id: str, span_id: str, parent: str | None = None) -> Span:
-    return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name="op",
-        kind=1,
-        start_ns=START_NS,
-        end_ns=START_NS + 1,
-        status_code=0,
-        status_message="",
-        attributes={},
-        events=(),
-        links=(),
-        resource=Resource({}, "tests", ""),
-    )
 
 
 def _tool_span(trace_id: str, span_id: str, parent: str) -> Span:

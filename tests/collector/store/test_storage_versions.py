@@ -38,9 +38,32 @@ def test_the_schema_is_created_in_any_storage_version(tmp_path: Path, storage_ve
             connection.close()
 
 
+# The primary keys files had before schema version 7 (collector/store/schema.py, KEYLESS).
+_OLD_KEYS = {
+    "executions": "trace_id, span_id, call_index",
+    "tool_requests": "trace_id, span_id, position",
+    "run_traces": "run_id, trace_id",
+    "run_turns": "run_id, trace_id",
+}
+
+
+def _keyed(ddl: str, key: str) -> str:
+    """A table's DDL with the primary key of before schema version 7."""
+    return ddl.rstrip().removesuffix(")") + f", PRIMARY KEY ({key}))"
+
+
+def _with_old_keys(connection: duckdb.DuckDBPyConnection, tables: dict[str, str]) -> None:
+    """Make these empty tables again (name: the table in TABLES_DDL it is made as) with their old keys."""
+    for name, table in tables.items():
+        assert connection.execute(f"SELECT count(*) FROM {name}").fetchall() == [(0,)]
+        connection.execute(f"DROP TABLE {name}")
+        ddl = TABLES_DDL[table].replace(f"EXISTS {table} (", f"EXISTS {name} (", 1)
+        connection.execute(_keyed(ddl, _OLD_KEYS[table]))
+
+
 def _unpartition(connection: duckdb.DuckDBPyConnection) -> None:
     """Turn a file of this version back into the shape of version 4: each written table one table of its
-    own name (partition 0 renamed back; partition 1 is empty here), with the indexes of then."""
+    own name (partition 0 renamed back; partition 1 is empty here), with the keys and indexes of then."""
     connection.execute("DROP VIEW conversations")
     connection.execute("DROP VIEW runs")
     for index in connection.execute("SELECT index_name FROM duckdb_indexes()").fetchall():
@@ -51,6 +74,7 @@ def _unpartition(connection: duckdb.DuckDBPyConnection) -> None:
         connection.execute(f"DROP VIEW {table}")
         connection.execute(f"DROP TABLE {second}")
         connection.execute(f"ALTER TABLE {first} RENAME TO {table}")
+    _with_old_keys(connection, {table: table for table in _OLD_KEYS})
     connection.execute("CREATE INDEX run_traces_by_run ON run_traces (run_id)")
     connection.execute("CREATE INDEX run_traces_by_trace ON run_traces (trace_id)")
     connection.execute("CREATE INDEX run_turns_by_conversation ON run_turns (conversation_id)")
@@ -63,11 +87,10 @@ def _unpartition(connection: duckdb.DuckDBPyConnection) -> None:
 def _version_4_executions(connection: duckdb.DuckDBPyConnection) -> None:
     """The executions and tool_requests tables as schema version 4 made them (empty)."""
     connection.execute("DROP TABLE executions")
-    connection.execute(
-        TABLES_DDL["executions"]
-        .replace("call_index INTEGER NOT NULL DEFAULT 0,", "")
-        .replace("PRIMARY KEY (trace_id, span_id, call_index)", "PRIMARY KEY (trace_id, span_id)")
+    before_call_index = TABLES_DDL["executions"].replace(
+        ",\n            call_index INTEGER NOT NULL DEFAULT 0", ""
     )
+    connection.execute(_keyed(before_call_index, "trace_id, span_id"))
     connection.execute("ALTER TABLE tool_requests DROP COLUMN execution_call_index")
 
 
@@ -157,8 +180,9 @@ def test_a_file_from_before_conversations_read_without_upgrade_has_none(tmp_path
 def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path) -> None:
     """Schema version 5 keyed executions by (trace, span, call_index), so that one span may record
     several calls (Haystack 2's ToolInvoker): a version 4 file, whose executions were keyed by (trace,
-    span), is rebuilt in place (then moved into partitions by version 6), its rows kept as each span's call
-    0, its joined requests pointing at call 0; a second call of the same span can then be stored."""
+    span), is rebuilt in place (then moved into partitions by version 6, and its key left to the writer
+    by version 7), its rows kept as each span's call 0, its joined requests pointing at call 0; a second
+    call of the same span can then be stored."""
     path = tmp_path / "v4.duckdb"
     connection = open_writer(path)
     _unpartition(connection)
@@ -190,16 +214,12 @@ def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path)
             "from_history, convention, ingest_seq) "
             "VALUES ('r', 't', 's', 1, 'get_weather', false, false, false, 'haystack', 2)"
         )
-        with pytest.raises(duckdb.ConstraintException):
-            connection.execute(
-                "INSERT INTO executions_p0 (run_id, trace_id, span_id, call_index, tool_name, error, paused, "
-                "from_history, convention, ingest_seq) "
-                "VALUES ('r', 't', 's', 1, 'get_weather', false, false, false, 'haystack', 3)"
-            )
+        calls = connection.execute("SELECT call_index FROM executions ORDER BY call_index").fetchall()
         tables = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     finally:
         connection.close()
     assert stored == [("s", 0, "get_weather", '{"city": "Paris"}')]
+    assert calls == [(0,), (1,)]
     assert joined == [(0, "s", 0), (1, None, None)]
     assert "executions_v5" not in tables
 
@@ -207,7 +227,8 @@ def test_a_version_4_file_keys_executions_by_span_and_call_index(tmp_path: Path)
 def test_a_version_4_file_is_moved_into_partitions_in_place(tmp_path: Path) -> None:
     """Schema version 6 (issue 17) made each written table two partitions behind a view of its name: a
     file written before keeps its rows, now in partition 0, read through the views (and through `runs`,
-    which reads the `run_traces` view), with each partition's indexes; opening it again changes nothing."""
+    which reads the `run_traces` view), with no index (schema version 7); opening it again changes
+    nothing."""
     path = tmp_path / "v4.duckdb"
     connection = open_writer(path)
     _unpartition(connection)
@@ -241,12 +262,10 @@ def test_a_version_4_file_is_moved_into_partitions_in_place(tmp_path: Path) -> N
             connection.close()
         assert {t: kinds[t] for t in PARTITIONED} == dict.fromkeys(PARTITIONED, "VIEW")
         assert all(kinds[p] == "BASE TABLE" for t in PARTITIONED for p in partitions(t))
-        assert first == {**dict.fromkeys(PARTITIONED, 0), "run_traces": 1, "spans": 1}
+        assert first == {**dict.fromkeys(PARTITIONED, 0), "run_traces": 1, "run_keys": 1, "spans": 1}
         assert runs == [("r", 1, "complete")]
         assert spans == [("t", "s")]
-        assert indexes["run_traces_p0_by_run"] == "run_traces_p0"
-        assert indexes["run_traces_p1_by_trace"] == "run_traces_p1"
-        assert "run_traces_by_run" not in indexes
+        assert indexes == {}
         assert versions == [4, SCHEMA_VERSION]
 
 
@@ -279,3 +298,101 @@ def test_a_verdicts_table_from_before_the_partitions_becomes_partition_0(tmp_pat
         rows = connection.execute("SELECT run_id, reason, conversation_id FROM verdicts").fetchall()
         assert rows == [("r", old.reason, None)]
         assert connection.execute("SELECT count(*) FROM verdicts_p1").fetchall() == [(1,)]
+
+
+def test_a_version_6_file_loses_its_keys_and_indexes_and_keeps_its_rows(tmp_path: Path) -> None:
+    """Schema version 7: DuckDB holds an index in its memory whole, and a checkpoint that cannot fails
+    and invalidates the file (collector/store/schema.py, KEYLESS). A version 6 file, its partitions
+    keyed and indexed and its verdict partitions keyed, is rebuilt without them, every row kept in the
+    partition it was in; opening it again changes nothing."""
+    from scoring.verdict.table import DDL, VERDICT_PARTITIONS
+
+    path = tmp_path / "v6.duckdb"
+    connection = open_writer(path)
+    ensure_verdict_schema(connection)
+    _with_old_keys(connection, {p: table for table in _OLD_KEYS for p in partitions(table)})
+    for p in VERDICT_PARTITIONS:
+        connection.execute(f"DROP TABLE {p}")
+        connection.execute(
+            _keyed(DDL[0].replace("EXISTS verdicts_p0 (", f"EXISTS {p} (", 1), "run_id, spec, run_version")
+        )
+        connection.execute(f"ALTER TABLE {p} ADD COLUMN conversation_id VARCHAR")
+    for p in partitions("run_traces"):
+        connection.execute(f"CREATE INDEX {p}_by_run ON {p} (run_id)")
+        connection.execute(f"CREATE INDEX {p}_by_trace ON {p} (trace_id)")
+    for p in partitions("run_turns"):
+        connection.execute(f"CREATE INDEX {p}_by_conversation ON {p} (conversation_id)")
+    for i, p in enumerate(partitions("run_traces")):
+        connection.execute(
+            f"INSERT INTO {p} (run_id, trace_id, root_span_id, n_spans, n_executions, n_requests, "
+            "status, version, completed_at, min_seq, max_seq) "
+            "VALUES (?, ?, 's', 1, 1, 1, 'complete', 1, now(), 1, 1)",
+            [f"r{i}", f"t{i}"],
+        )
+        connection.execute(
+            f"INSERT INTO {partitions('executions')[i]} (run_id, trace_id, span_id, tool_name, error, "
+            "paused, from_history, convention, ingest_seq, arguments) "
+            "VALUES (?, ?, 's', 'get_weather', false, false, false, 'gen_ai', 1, '{\"city\": \"Oslo\"}')",
+            [f"r{i}", f"t{i}"],
+        )
+        connection.execute(
+            f"INSERT INTO {partitions('run_turns')[i]} (run_id, trace_id, conversation_id, turn_index, "
+            "last_turn) VALUES (?, ?, 'c', ?, false)",
+            [f"r{i}", f"t{i}", i],
+        )
+        connection.execute(
+            f"INSERT INTO {partitions('tool_requests')[i]} (run_id, trace_id, span_id, position, tool_name, "
+            "round, encoding, execution_span_id, execution_call_index, ingest_seq) "
+            "VALUES (?, ?, 'chat', 0, 'get_weather', 1, 'gen_ai', 's', 0, 1)",
+            [f"r{i}", f"t{i}"],
+        )
+        connection.execute(
+            f"INSERT INTO {VERDICT_PARTITIONS[i]} (run_id, trace_id, spec, spec_fingerprint, profile, label, "
+            "run_version, schema_version, verdict, conversation_id) "
+            "VALUES (?, ?, 's', 'f', 'default', 'pass', 1, 1, '{}', ?)",
+            [f"r{i}", f"t{i}", "c" if i else None],
+        )
+    connection.execute("DELETE FROM schema_version")
+    connection.execute("INSERT INTO schema_version (version) VALUES (6)")
+    keyed = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
+    assert len(connection.execute(keyed).fetchall()) == 11  # the old file's shape, state included
+    connection.close()
+
+    for _ in range(2):
+        connection = open_writer(path)
+        try:
+            ensure_verdict_schema(connection)
+            keys = [row[0] for row in connection.execute(keyed).fetchall()]
+            indexes = connection.execute("SELECT index_name FROM duckdb_indexes()").fetchall()
+            placed = {
+                p: connection.execute(f"SELECT run_id FROM {p}").fetchall()
+                for table in (*_OLD_KEYS, "verdicts")
+                for p in partitions(table)
+            }
+            turns = connection.execute(
+                "SELECT conversation_id, n_turns, run_ids FROM conversations"
+            ).fetchall()
+            verdicts = connection.execute(
+                "SELECT run_id, conversation_id FROM verdicts ORDER BY run_id"
+            ).fetchall()
+            arguments = connection.execute("SELECT arguments->>'city' FROM executions").fetchall()
+            versions = [r[0] for r in connection.execute("SELECT version FROM schema_version").fetchall()]
+            located = [
+                connection.execute(
+                    f"SELECT count(*) FROM {k} k JOIN {r} r ON run_key = md5_number_lower(run_id) "
+                    "AND trace_key = md5_number_lower(trace_id) AND k.max_seq = r.max_seq"
+                ).fetchall()
+                for k, r in zip(partitions("run_keys"), partitions("run_traces"), strict=True)
+            ]
+        finally:
+            connection.close()
+        assert located == [[(1,)], [(1,)]]  # run_keys filled from run_traces, partition by partition
+        assert keys == ["tracescore_state"]
+        assert indexes == []
+        assert placed == {
+            p: [(f"r{i}",)] for table in (*_OLD_KEYS, "verdicts") for i, p in enumerate(partitions(table))
+        }
+        assert turns == [("c", 2, ["r0", "r1"])]
+        assert verdicts == [("r0", None), ("r1", "c")]
+        assert arguments == [("Oslo",), ("Oslo",)]
+        assert versions == [6, SCHEMA_VERSION]
