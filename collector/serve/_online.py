@@ -258,7 +258,9 @@ class OnlineScorer:
         for run_evidence in evidence:
             verdicts.extend(score_evidence(specs, run_evidence))
         stamps: list[float | None] = [completed_at[v.run_id] for v in verdicts]
-        self._deliver([e.run for e in evidence], verdicts, stamps)
+        # Each run judged from what the writer handed over is a version just completed, whose verdict no
+        # store holds yet; a run read back from the store may be judged again by the next batch.
+        self._deliver([e.run for e in evidence], verdicts, stamps, fresh=not spanning)
         now = time.monotonic()
         self.stats.delivery_lag_s.extend(now - completed_at[v.run_id] for v in verdicts)
 
@@ -309,7 +311,12 @@ class OnlineScorer:
             log.exception("scoring %d conversation(s) failed; `tracescore score` can", len(conversation_ids))
 
     def _deliver(
-        self, runs: list[Run], verdicts: list[Verdict], completed_at: list[float | None] | None = None
+        self,
+        runs: list[Run],
+        verdicts: list[Verdict],
+        completed_at: list[float | None] | None = None,
+        *,
+        fresh: bool = False,
     ) -> None:
         """Count, publish to watchers and export one batch's verdicts at once; storing them follows on
         the store's thread (`completed_at`: each verdict's run completion, for the stored lag)."""
@@ -323,7 +330,7 @@ class OnlineScorer:
             self._hub.publish(verdicts, texts, unstored=True)
         if self._exporter is not None:
             self._exporter.export(verdicts, roots)
-        self._store.put(Delivered(verdicts, texts, completed_at or [None] * len(verdicts)))
+        self._store.put(Delivered(verdicts, texts, completed_at or [None] * len(verdicts), fresh))
 
     def _stored(self, delivered: Delivered, stored: bool) -> None:
         """On the store's thread, after its commit (or its failure)."""

@@ -28,9 +28,12 @@ class VerdictWrites:
         connection: duckdb.DuckDBPyConnection,
         verdicts: Sequence[Verdict],
         texts: Sequence[str] | None = None,
+        *,
+        replace: bool = True,
     ) -> int:
         with self.lock:
             if self._partitions is None:
-                return store_verdicts(connection, verdicts, texts)
+                return store_verdicts(connection, verdicts, texts, replace=replace)
             with self._partitions.writing():
-                return store_verdicts(connection, verdicts, texts, into=self._partitions.active("verdicts"))
+                into = self._partitions.active("verdicts")
+                return store_verdicts(connection, verdicts, texts, into=into, replace=replace)

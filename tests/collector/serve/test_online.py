@@ -672,6 +672,10 @@ def test_a_run_resumed_in_a_second_trace_is_judged_whole(live: Live) -> None:
         [],
         ["send_email"],
     )
+    # Each version stored once: the resumed run was read back from the store, so its verdict replaced
+    # any of the same key (only verdicts of versions the writer just handed over skip that).
+    history = verdicts(live.server, run=first.run_id, all_versions="true")
+    assert sorted((v["run_version"], v["label"]) for v in history) == [(1, "pass"), (2, "fail")]
 
 
 def spec_status(server: ServeProcess) -> dict[str, Any]:

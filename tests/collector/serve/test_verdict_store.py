@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -64,4 +65,29 @@ def test_a_failing_store_is_reported_and_the_next_one_still_runs(tmp_path: Path)
     store.stop()
     assert reports.seen == [(["lost"], False), (["kept"], True)]
     assert connection.execute("SELECT run_id FROM verdicts").fetchall() == [("kept",)]
+    connection.close()
+
+
+def test_only_a_batch_wholly_of_fresh_verdicts_skips_replacing_keys(tmp_path: Path) -> None:
+    """Online scoring marks fresh the verdicts of run versions the writer just completed: no store can hold
+    their keys yet, so they are inserted without the DELETE that reads every stored verdict. The skip is
+    real (a key stored before is then doubled, which is why nothing else is marked fresh); a stored batch
+    holding any verdict not fresh replaces its keys."""
+    connection = duckdb.connect(str(tmp_path / "store.duckdb"))
+    ensure_verdict_schema(connection)
+    store = VerdictStore(connection.cursor(), Reports())
+    store.start()
+    store.put(_delivered("a", "b"))
+    store.stop()
+    fresh = VerdictStore(connection.cursor(), Reports())
+    fresh.put(replace(_delivered("a"), fresh=True))
+    fresh.start()
+    fresh.stop()
+    mixed = VerdictStore(connection.cursor(), Reports())
+    mixed.put(replace(_delivered("b"), fresh=True))
+    mixed.put(_delivered("c"))  # queued together: one store of both, which replaces b
+    mixed.start()
+    mixed.stop()
+    counts = connection.execute("SELECT run_id, count(*) FROM verdicts GROUP BY ALL ORDER BY 1").fetchall()
+    assert counts == [("a", 2), ("b", 1), ("c", 1)]
     connection.close()
