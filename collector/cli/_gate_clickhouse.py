@@ -20,7 +20,9 @@ def clickhouse_reason(
     connection = connect(args.clickhouse)
     try:
         require_table(connection, chosen)
-        first = next(iter(chosen_traces(connection, chosen, batch_traces=args.batch_traces)), [])
+        batch = args.batch_traces
+        pages = chosen_traces(connection, chosen, batch_traces=batch, page_traces=batch)
+        first = next(iter(pages), [])
         if not first:
             bounded = " between --since and --until" if args.since or args.until else ""
             return (

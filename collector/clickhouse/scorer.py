@@ -50,6 +50,10 @@ from scoring.spec.window import RunWindow, chosen_run_ids
 log = logging.getLogger("tracescore.clickhouse")
 
 DEFAULT_BATCH_TRACES = 1000
+# Traces chosen by one query: each query groups every span of the window by trace (ClickHouse's cost is
+# the window's, ~0.3 s of CPU a million spans, whatever the LIMIT), so choosing a batch at a time paid
+# that once per 1,000 traces, most of scoring's cost (bench/README.md). ~150 bytes a chosen trace.
+PAGE_TRACES = 50_000
 # Below this many runs in a batch, judging run by run beats one set-based query per spec (bench/README.md).
 SET_BASED_FROM_RUNS = 500
 # Every trace handed to the writer is complete already: nothing is completed by time, all at stop().
@@ -82,19 +86,19 @@ def chosen_traces(
     batch_traces: int = DEFAULT_BATCH_TRACES,
     after: tuple[int, str] | None = None,
     settled_before_ns: int | None = None,
+    page_traces: int = PAGE_TRACES,
 ) -> Iterator[list[Chosen]]:
-    """The chosen traces in order, a batch at a time; ClickHouse picks them (never the whole table)."""
+    """The chosen traces in order, a batch at a time; ClickHouse picks them a page at a time (never the
+    whole table), each page a whole number of batches (at least one)."""
+    limit = max(page_traces // batch_traces, 1) * batch_traces
     while True:
-        query = sql.traces_sql(
-            selection, after=after, settled_before_ns=settled_before_ns, limit=batch_traces
-        )
-        batch = [Chosen(str(r[0]), int(r[1])) for r in rows(connection, query)]
-        if not batch:
+        query = sql.traces_sql(selection, after=after, settled_before_ns=settled_before_ns, limit=limit)
+        page = [Chosen(str(r[0]), int(r[1])) for r in rows(connection, query)]
+        for start in range(0, len(page), batch_traces):
+            yield page[start : start + batch_traces]
+        if len(page) < limit:
             return
-        yield batch
-        if len(batch) < batch_traces:
-            return
-        after = batch[-1].position
+        after = page[-1].position
 
 
 def read_spans(connection: Connection, selection: Selection, batch: list[Chosen]) -> list[Span]:
@@ -254,7 +258,12 @@ def follow(
             window = replace(base, until_ns=until)
         batch = next(
             chosen_traces(
-                connection, window, batch_traces=batch_traces, after=after, settled_before_ns=settled
+                connection,
+                window,
+                batch_traces=batch_traces,
+                after=after,
+                settled_before_ns=settled,
+                page_traces=batch_traces,  # one batch a look: the watermark moves batch by batch
             ),
             None,
         )

@@ -106,3 +106,15 @@ def test_the_window_and_the_shard_are_applied_in_clickhouse(clickhouse: Path) ->
     ]
     assert shards[0] | shards[1] == {c.trace_id for c in everything}
     assert not shards[0] & shards[1]
+
+
+def test_pages_of_chosen_traces_are_cut_into_batches_in_order(clickhouse: Path) -> None:
+    # ClickHouse names the chosen traces a page at a time (each query groups the whole window), and the
+    # scorer judges them a batch at a time: every trace once, in order, whatever the two sizes.
+    connection = _Recorded(clickhouse)
+    one_page = [c for batch in chosen_traces(connection, Selection(), batch_traces=1000) for c in batch]
+    assert len(one_page) > 20
+    for page, batch in ((7, 3), (5, 5), (4, 9)):
+        batches = list(chosen_traces(connection, Selection(), batch_traces=batch, page_traces=page))
+        assert [c for b in batches for c in b] == one_page
+        assert all(len(b) == batch for b in batches[:-1]) and 0 < len(batches[-1]) <= batch
