@@ -1,11 +1,15 @@
 """Scoring the traces where they live: chosen in ClickHouse, judged by the code that judges OTLP.
 
-Each bounded batch of chosen traces is read whole, turned back into domain spans
-(`collector.clickhouse.spans`), and goes through the very path an OTLP request takes: the decode
-stage's preparing (recognition, rows), the one writer (run tracking, resolution, completion) into a
-scratch DuckDB database, then the batch scorer. A run judged from ClickHouse therefore gets the verdict
-`tracescore serve` gives it. A batch's scratch database is in memory and gone once its verdicts are out;
-`report` keeps a scratch file for the whole window, since its sections read the stored runs.
+Each bounded batch of chosen traces is read whole and turned back into domain spans
+(`collector.clickhouse.spans`). Judging it takes one of two ways, which give the same verdicts:
+- in memory (collector/clickhouse/in_memory.py): recognition, the writer's resolution and online
+  scoring's evidence, without a store; what `score --clickhouse` takes unless it stores;
+- through the very path an OTLP request takes: the decode stage's preparing (recognition, rows), the
+  one writer (run tracking, resolution, completion) into a scratch DuckDB database, then the batch
+  scorer; where SQL over the batch's runs is asked for (`--store`'s `scores` rows, `--follow`, `--where`,
+  conversation specs). A batch's scratch database is in memory and gone once its verdicts are out;
+  `report` keeps a scratch file for the whole window, since its sections read the stored runs.
+A run judged from ClickHouse therefore gets the verdict `tracescore serve` gives it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import duckdb
 from collector.clickhouse import selection as sql
 from collector.clickhouse import verdicts as clickhouse_verdicts
 from collector.clickhouse.connection import ClickHouseError, Connection, rows, table_exists
+from collector.clickhouse.in_memory import judge_in_memory
 from collector.clickhouse.selection import Selection
 from collector.clickhouse.spans import span_from_row
 from collector.clickhouse.verdicts import (
@@ -158,7 +163,12 @@ def judge_batch(
     spans: list[Span], specs: Sequence[Spec], *, records: bool, window: RunWindow | None = None
 ) -> tuple[list[Scored], list[dict[str, Any]]]:
     """The verdicts of every run in these spans' traces (that `window` chooses), and (with `records`)
-    their rows as the `scores` export has them."""
+    their rows as the `scores` export has them. In memory (collector/clickhouse/in_memory.py) unless
+    SQL over the batch's runs is asked for: the `scores` rows, a `--where` window, a conversation spec."""
+    if not records and window is None and not any(spec.turns is not None for spec in specs):
+        scored = judge_in_memory(spans, specs)
+        if scored is not None:
+            return scored, []
     scratch = Scratch(in_memory=True)
     try:
         load_spans(scratch.connection, spans)

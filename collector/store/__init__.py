@@ -23,7 +23,8 @@ Public:
   `STATE_REPLAY_FLOOR` (the `tracescore_state` key below which every stored span's trace is complete).
 - `partitions`: `Partitions` (which partition of each written table appends go to; the writer and
   online scoring's verdicts share one, switched before each checkpoint).
-- `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed).
+- `live_evidence`: `LiveRun`, `live_evidence` (scoring evidence from what the writer just committed),
+  `complete_in_memory` (the runs of complete traces resolved as the writer would, never stored).
 - `unread`: `find_unread`, the runs with no execution whose stored spans tracescore does not read (or
   that show a known gap), installed into scoring when `database` is imported.
 - `scope_tally`: `ScopeTally`, spans stored per instrumentation scope and how many gave executions

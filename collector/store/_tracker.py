@@ -22,6 +22,7 @@ from typing import Any
 
 from collector.model.domain import SpanNode, ToolExecution, ToolOutcome, ToolRequest
 from collector.recognise.span import Recognised
+from collector.store._resolve import Resolution, resolve_trace
 
 
 @dataclass(slots=True)
@@ -45,6 +46,12 @@ class TraceState:
     version: int = 0
     completed_at: float = 0.0
     retained_bytes: int = 0  # the estimate counted while it is retained (completed), else 0
+
+    def resolution(self) -> Resolution:
+        """Its runs, as what it holds now resolves them (collector/store/_resolve.py)."""
+        return resolve_trace(
+            self.trace_id, self.nodes, self.executions.values(), self.requests.values(), self.outcomes
+        )
 
 
 # Fixed costs in bytes (tracemalloc, bench workload): a span's node and its entries in the trace's

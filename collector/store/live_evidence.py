@@ -7,12 +7,16 @@ case) they are the whole run, field for field what `load_evidence` reads
 (tests/collector/store/test_live_evidence.py compares the two). A run that continues over several
 traces (an explicit or framework run id reused, a paused run resumed later) is read from the store,
 which holds all of it; one index probe a batch tells them apart.
+
+Scoring from ClickHouse builds the same evidence for traces that are complete when read and never
+stored (`complete_in_memory`), the writer's tracking and resolution without its store.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,7 +24,9 @@ import duckdb
 
 from collector.model.domain import Arguments
 from collector.model.jsontext import to_json
+from collector.recognise.span import Recognised
 from collector.store._resolve import Resolution, ResolvedExecution, ResolvedRequest, RunSummary
+from collector.store._tracker import Tracker
 from scoring.evidence.definitions import DefinitionLoader
 from scoring.evidence.reading import unread_runs
 from scoring.evidence.run_keys import seq_range, within
@@ -66,6 +72,17 @@ def live_runs(
         )
         for summary in resolution.runs
     )
+
+
+def complete_in_memory(spans: Iterable[tuple[str, Recognised]]) -> list[LiveRun]:
+    """The runs of traces that are complete in these spans and were never stored (scoring from
+    ClickHouse): each span (trace id, what recognition read) kept as the writer's tracker keeps it (a
+    span sent twice counts once, as first received), each trace resolved as the writer resolves it;
+    one version, every row within ingest sequence 0."""
+    tracker = Tracker(grace_s=0.0, idle_timeout_s=0.0, retention_s=0.0, max_retained_bytes=0)
+    for trace_id, item in spans:
+        tracker.add(trace_id, item, 0, 0.0)
+    return [run for state in tracker.traces.values() for run in live_runs(state.resolution(), 1, 0, 0, set())]
 
 
 def spanning_other_traces(connection: duckdb.DuckDBPyConnection, runs: list[LiveRun]) -> set[str]:

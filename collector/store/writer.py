@@ -28,7 +28,7 @@ from collector.model.arrow import pa
 from collector.recognise.span import Recognised, recognise
 from collector.store._checkpointer import Checkpointer
 from collector.store._fatal import exit_if_invalidated
-from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary, resolve_trace
+from collector.store._resolve import ResolvedExecution, ResolvedRequest, RunSummary
 from collector.store._run_trace_lookup import stored_traces
 from collector.store._stored_ids import StoredIds
 from collector.store._stored_spans import load_traces
@@ -594,13 +594,7 @@ class Writer:
             runs: list[tuple[RunSummary, int, int, int]] = []
             resolutions = []
             for state in due:
-                resolution = resolve_trace(
-                    state.trace_id,
-                    state.nodes,
-                    state.executions.values(),
-                    state.requests.values(),
-                    state.outcomes,
-                )
+                resolution = state.resolution()
                 resolutions.append(resolution)
                 executions.extend((e, state.max_seq) for e in resolution.executions)
                 requests.extend((r, state.max_seq) for r in resolution.requests)
