@@ -155,9 +155,14 @@ def test_the_report_fits_the_screen_without_breaking_names_or_ids(
     assert layout["executions"] == 10
     shot = tmp_path / f"report-{width}.png"
     taken = _headless(
-        browser, tmp_path / f"shot-{width}", f"--screenshot={shot}", f"--window-size={width},900"
+        browser,
+        tmp_path / f"shot-{width}",
+        f"--screenshot={shot}",
+        f"--window-size={width},900",
+        page.as_uri(),
     )
-    assert taken.returncode == 0 and shot.stat().st_size > 10_000
+    assert taken.returncode == 0 and shot.exists(), taken.stderr[-2000:]
+    assert shot.stat().st_size > 10_000
 
 
 def test_durations_carry_the_unit_they_need(page: Path) -> None:
