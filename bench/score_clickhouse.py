@@ -7,6 +7,8 @@ database spans each), written by ClickHouse itself from `numbers()`. Then times:
 
 - choosing the agent traces in ClickHouse (the query `score --clickhouse` pages through);
 - `score --clickhouse` scoring every agent run (read, recognise, complete, judge), as runs/s;
+- `score --clickhouse --store` (what `--follow` does per batch): the same, and each batch's `scores`
+  rows inserted into `tracescore_verdicts`, as runs/s;
 - the same runs in a tracescore DuckDB file, scored by `score --db`'s set-based scorer, as runs/s.
 
     .venv/bin/python -m bench.score_clickhouse [--agent-traces 20000] [--plain-traces 220000]
@@ -114,6 +116,15 @@ def main() -> None:
         clickhouse_cpu_s = time.process_time() - cpu
         assert len(verdicts) == args.agent_traces
 
+        # What `--follow` and `--store` do: the same, each batch's `scores` rows written back to ClickHouse.
+        started, cpu = time.perf_counter(), time.process_time()
+        stored = list(score_window(connection, selection, [SPEC], store=True, batch_traces=args.batch_traces))
+        store_s = time.perf_counter() - started
+        store_cpu_s = time.process_time() - cpu
+        assert len(stored) == args.agent_traces
+        written = next(rows(connection, "SELECT count() FROM otel.tracescore_verdicts"))[0]
+        assert int(written) == args.agent_traces, written
+
         scratch = Scratch()
         try:
             started = time.perf_counter()
@@ -136,6 +147,9 @@ def main() -> None:
         "score_from_clickhouse_runs_per_s": round(runs / clickhouse_s),
         "score_from_clickhouse_cpu_s": round(clickhouse_cpu_s, 1),
         "score_from_clickhouse_runs_per_cpu_s": round(runs / clickhouse_cpu_s),
+        "score_and_store_from_clickhouse_s": round(store_s, 1),
+        "score_and_store_from_clickhouse_runs_per_s": round(runs / store_s),
+        "score_and_store_from_clickhouse_runs_per_cpu_s": round(runs / store_cpu_s),
         "load_into_duckdb_through_the_writer_s": round(load_s, 1),
         "score_from_duckdb_s": round(duckdb_s, 2),
         "score_from_duckdb_runs_per_s": round(runs / duckdb_s),

@@ -3,12 +3,13 @@
 Each bounded batch of chosen traces is read whole and turned back into domain spans
 (`collector.clickhouse.spans`). Judging it takes one of two ways, which give the same verdicts:
 - in memory (collector/clickhouse/in_memory.py): recognition, the writer's resolution and online
-  scoring's evidence, without a store; what `score --clickhouse` takes unless it stores;
+  scoring's evidence, without a store;
 - through the very path an OTLP request takes: the decode stage's preparing (recognition, rows), the
   one writer (run tracking, resolution, completion) into a scratch DuckDB database, then the batch
-  scorer; where SQL over the batch's runs is asked for (`--store`'s `scores` rows, `--follow`, `--where`,
-  conversation specs). A batch's scratch database is in memory and gone once its verdicts are out;
-  `report` keeps a scratch file for the whole window, since its sections read the stored runs.
+  scorer; where SQL over the batch's runs is asked for (`--where`, conversation specs) or a run
+  continues over several traces of the batch. A batch's scratch database is in memory and gone once
+  its verdicts are out; `report` keeps a scratch file for the whole window, since its sections read
+  the stored runs.
 A run judged from ClickHouse therefore gets the verdict `tracescore serve` gives it.
 """
 
@@ -22,7 +23,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import duckdb
 from collector.clickhouse import selection as sql
 from collector.clickhouse import verdicts as clickhouse_verdicts
 from collector.clickhouse.connection import ClickHouseError, Connection, rows, table_exists
-from collector.clickhouse.in_memory import judge_in_memory
+from collector.clickhouse.in_memory import judge_in_memory, scores_rows, stored_scores
 from collector.clickhouse.selection import Selection
 from collector.clickhouse.spans import span_from_row
 from collector.clickhouse.verdicts import (
@@ -45,7 +45,6 @@ from collector.decode.decoded import DecodedRequest
 from collector.decode.prepare import prepare_decoded
 from collector.model.domain import Span
 from collector.store.database import open_writer
-from collector.store.export import SCORES
 from collector.store.writer import WriteJob, Writer, WriterSettings
 from scoring import Spec, ensure_verdict_schema, score_evidence, store_verdicts, verdict_json
 from scoring.batch.score import Scored, score_records
@@ -63,7 +62,6 @@ PAGE_TRACES = 50_000
 SET_BASED_FROM_RUNS = 500
 # Every trace handed to the writer is complete already: nothing is completed by time, all at stop().
 _SCRATCH_WRITER = WriterSettings(grace_s=86_400, idle_timeout_s=86_400, checkpoint_interval_s=86_400)
-_ALL_TIME: list[object] = [datetime(1970, 1, 1), datetime(2262, 1, 1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,20 +162,26 @@ def judge_batch(
 ) -> tuple[list[Scored], list[dict[str, Any]]]:
     """The verdicts of every run in these spans' traces (that `window` chooses), and (with `records`)
     their rows as the `scores` export has them. In memory (collector/clickhouse/in_memory.py) unless
-    SQL over the batch's runs is asked for: the `scores` rows, a `--where` window, a conversation spec."""
-    if not records and window is None and not any(spec.turns is not None for spec in specs):
-        scored = judge_in_memory(spans, specs)
-        if scored is not None:
-            return scored, []
+    SQL over the batch's runs is asked for (a `--where` window, a conversation spec) or one of its runs
+    continues over several of its traces."""
+    if window is None and not any(spec.turns is not None for spec in specs):
+        judged = judge_in_memory(spans, specs)
+        if judged is not None:
+            return judged.scored, scores_rows(judged) if records else []
+    return judge_through_store(spans, specs, records=records, window=window)
+
+
+def judge_through_store(
+    spans: list[Span], specs: Sequence[Spec], *, records: bool, window: RunWindow | None = None
+) -> tuple[list[Scored], list[dict[str, Any]]]:
+    """`judge_batch` the way an OTLP request's spans go: through the writer into a scratch store."""
     scratch = Scratch(in_memory=True)
     try:
         load_spans(scratch.connection, spans)
         scored = _judge(scratch.connection, specs, store=records, window=window)
         if not records:
             return scored, []
-        cursor = scratch.connection.execute(SCORES, _ALL_TIME)
-        names = [d[0] for d in cursor.description]
-        return scored, [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return scored, stored_scores(scratch.connection)
     finally:
         scratch.close()
 

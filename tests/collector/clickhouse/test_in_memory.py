@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any
 
 from collector.clickhouse.in_memory import judge_in_memory
-from collector.clickhouse.scorer import judge_batch
+from collector.clickhouse.scorer import judge_batch, judge_through_store
 from collector.model.domain import Span
 from scoring import Spec
 from scoring.batch.score import Scored
@@ -51,10 +51,10 @@ def test_a_span_sent_twice_counts_as_first_received_as_the_writer_keeps_it() -> 
     clean = _run("1" * 32)
     failed_again = dataclasses.replace(clean[1], status_code=2)
     spans = [*clean, failed_again]
-    in_memory = judge_in_memory(spans, [SPEC])
-    assert in_memory is not None
-    assert [v.label for v in in_memory] == ["pass"]
-    assert _dicts(in_memory) == _dicts(judge_batch(spans, [SPEC], records=True)[0])
+    judged = judge_in_memory(spans, [SPEC])
+    assert judged is not None
+    assert [v.label for v in judged.scored] == ["pass"]
+    assert _dicts(judged.scored) == _dicts(judge_through_store(spans, [SPEC], records=False)[0])
 
 
 def test_a_run_over_two_traces_of_the_batch_is_judged_whole_through_the_store() -> None:

@@ -20,8 +20,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from collector.clickhouse.in_memory import judge_in_memory
-from collector.clickhouse.scorer import judge_batch
+from collector.clickhouse.in_memory import judge_in_memory, scores_rows
+from collector.clickhouse.scorer import judge_through_store
 from collector.decode.from_json import decode_json
 from scoring import Spec, load_specs
 from tests.collector.clickhouse._chdb_tool import query
@@ -116,21 +116,26 @@ def test_every_run_gets_the_verdict_serve_gave_it(loaded: Loaded) -> None:
 
 def test_a_batch_judged_in_memory_gets_the_verdicts_of_the_scratch_store(loaded: Loaded) -> None:
     """`score --clickhouse` judges a batch in memory (collector/clickhouse/in_memory.py) unless SQL over its
-    runs is asked for, when it goes through the writer into a scratch store. Both ways give every run of
+    runs is asked for (`--where`, a conversation spec), when it goes through the writer into a scratch
+    store. Both ways give every run of
     every convention the same verdict, in the same order: tool definitions (`schema: from_trace`) and
     the runs no convention reads (the corpus' database and HTTP trace) included, which the in-memory way
     reads from the batch's spans on demand."""
     spans = [span for r in loaded.corpus.requests for span in decode_json(json.dumps(r).encode()).spans]
     from_trace = Spec.model_validate({"name": "every-run/schema", "schema": "from_trace"})
     specs = [*load_specs([loaded.corpus.specs]), from_trace]
-    in_memory = judge_in_memory(spans, specs)
-    assert in_memory is not None
-    through_the_store, _ = judge_batch(spans, specs, records=True)
-    assert len(in_memory) > 100
-    assert [v.to_dict() for v in in_memory] == [v.to_dict() for v in through_the_store]
-    judged = [v.to_dict() for v in in_memory]
-    assert any(c["kind"] == "schema" for v in judged if v["spec"] == from_trace.name for c in v["checks"])
-    assert any(v["label"] == "error" and "no convention" in v["reason"] for v in judged)
+    judged = judge_in_memory(spans, specs)
+    assert judged is not None
+    through_the_store, stored_rows = judge_through_store(spans, specs, records=True)
+    assert len(judged.verdicts) > 100
+    assert [v.to_dict() for v in judged.verdicts] == [v.to_dict() for v in through_the_store]
+    verdicts = [v.to_dict() for v in judged.verdicts]
+    assert any(c["kind"] == "schema" for v in verdicts if v["spec"] == from_trace.name for c in v["checks"])
+    assert any(v["label"] == "error" and "no convention" in v["reason"] for v in verdicts)
+    # The `scores` rows `--store` and `--follow` write, but for when each was stored.
+    rows = scores_rows(judged)
+    assert [{**r, "evaluated_at": None} for r in rows] == [{**r, "evaluated_at": None} for r in stored_rows]
+    assert {r["root_span_id"] for r in rows} - {None} and {r["ServiceName"] for r in rows} - {"unknown"}
 
 
 def test_shards_are_disjoint_and_their_union_is_the_whole(loaded: Loaded) -> None:
