@@ -313,6 +313,9 @@ def measured(results: Results) -> targets.Measured:
         clickhouse_runs_per_cpu_s=clickhouse.get("score_from_clickhouse_runs_per_cpu_s")
         if clickhouse
         else None,
+        clickhouse_store_runs_per_s=clickhouse.get("score_and_store_from_clickhouse_runs_per_s")
+        if clickhouse
+        else None,
     )
 
 

@@ -166,6 +166,7 @@ class Measured:
     idle_split_mb: dict[str, float] = field(default_factory=dict)  # role -> MB
     clickhouse_runs_per_s: float | None = None
     clickhouse_runs_per_cpu_s: float | None = None  # the process's CPU, chDB's threads included
+    clickhouse_store_runs_per_s: float | None = None  # with --store, what --follow does per batch
 
 
 @dataclass(frozen=True)
@@ -375,11 +376,18 @@ def rows(m: Measured) -> list[Row]:
             m.clickhouse_runs_per_s,
             "{:,.0f} runs/s (`score --clickhouse`'s path, chDB in process)",
             lambda rate: rate >= CLICKHOUSE_RUNS_PER_S,
-            ""
-            if m.clickhouse_runs_per_cpu_s is None
-            else f"{m.clickhouse_runs_per_cpu_s:,.0f} runs per CPU second of the process",
+            _clickhouse_note(m),
         ),
     ]
+
+
+def _clickhouse_note(m: Measured) -> str:
+    notes = []
+    if m.clickhouse_runs_per_cpu_s is not None:
+        notes.append(f"{m.clickhouse_runs_per_cpu_s:,.0f} runs per CPU second of the process")
+    if m.clickhouse_store_runs_per_s is not None:
+        notes.append(f"{m.clickhouse_store_runs_per_s:,.0f} runs/s with `--store` (what `--follow` does)")
+    return "; ".join(notes)
 
 
 def met_text(met: bool | None, quick: bool, why: str = "") -> str:

@@ -170,6 +170,10 @@ def test_a_miss_says_why_in_the_table() -> None:
     )
     slow_ch = render(rows(replace(MEETS, clickhouse_runs_per_s=1016, clickhouse_runs_per_cpu_s=1018)), False)
     assert slow_ch.splitlines()[-1].endswith("| no: 1,018 runs per CPU second of the process |")
+    stored = render(rows(replace(MEETS, clickhouse_runs_per_s=1016, clickhouse_store_runs_per_s=812)), False)
+    assert stored.splitlines()[-1].endswith(
+        "| no: 2,600 runs per CPU second of the process; 812 runs/s with `--store` (what `--follow` does) |"
+    )
     assert any(
         line.startswith("| verdict lag p99")
         and "≤ 750 ms" in line
