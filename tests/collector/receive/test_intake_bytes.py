@@ -102,12 +102,13 @@ def test_refused_big_bodies_do_not_grow_resident_memory(
         refuse()
     time.sleep(0.5)
     after_ten = _resident_mib(pid, "RssAnon")
-    # Five bodies of 38 MiB kept would be 190 MiB, and five more another 190. One or two stay (measured:
-    # 38 to 72 MiB): multiprocessing's feeder thread keeps the last request it pickled for the worker
-    # until the next, and malloc keeps some freed heap; what matters is that more refusals do not add
-    # five bodies' worth again (bounds of two bodies: a kept body shows as 190 MiB over five).
+    # Five bodies of 38 MiB kept would be 190 MiB, and five more another 190. Up to three stay (measured:
+    # 38 to 72 MiB here, 114 in a clean-clone CI run over gRPC): multiprocessing's feeder thread keeps
+    # the last request it pickled for the worker until the next, gRPC its last message's buffers, and
+    # malloc some freed heap. What tells a leak is that more refusals add five bodies' worth again: the
+    # second bound (two bodies) is the leak's test; the first (four) only has to stay under five.
     grown, more = after_five - before, after_ten - after_five
-    assert grown < 100, f"resident memory grew {grown:.0f} MiB over five refused 38 MiB bodies"
+    assert grown < 152, f"resident memory grew {grown:.0f} MiB over five refused 38 MiB bodies"
     assert more < 76, f"five more refused 38 MiB bodies added {more:.0f} MiB: refused bodies are kept"
 
 
