@@ -39,6 +39,7 @@ from collector.store.schema import partitions
 from scoring import Spec, Verdict, ensure_verdict_schema, score_evidence, store_verdicts, verdict_json
 from scoring.batch.score import Scored
 from scoring.judge.scorer import SpecSet
+from scoring.verdict.arrow_view import register_arrow
 
 _ALL_TIME: list[object] = [datetime(1970, 1, 1), datetime(2262, 1, 1)]
 
@@ -78,7 +79,7 @@ class Judged:
 
 
 def _append(connection: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    connection.register("_batch_rows", rows)
+    register_arrow(connection, "_batch_rows", rows)
     try:
         columns = ", ".join(rows.column_names)
         connection.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch_rows")

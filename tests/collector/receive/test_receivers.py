@@ -35,7 +35,6 @@ from opentelemetry.util.types import AttributeValue
 
 from collector.decode.prepare import prepare_spans
 from collector.model.domain import Resource
-from collector.model.domain import Span as DomainSpan
 from collector.receive.ingest import Ingest
 from collector.receive.otlp_grpc import start_grpc
 from collector.receive.otlp_http import build_app, start_http
@@ -43,6 +42,7 @@ from collector.store.database import open_writer
 from collector.store.writer import WriteJob, Writer, WriterSettings
 from tests import _otel
 from tests._server import ServeProcess
+from tests._spans import domain_span
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -804,21 +804,7 @@ def test_sdk_exporters(shared: ServeProcess) -> None:
 def _stuck_ingest(connection: duckdb.DuckDBPyConnection) -> Ingest:
     """An Ingest whose writer never starts, with one span already waiting: every request is refused."""
     writer = Writer(connection, WriterSettings())
-    span = DomainSpan(
-        trace_id="1" * 32,
-        span_id="2" * 16,
-        parent_span_id=None,
-        name="waiting",
-        kind=1,
-        start_ns=START_NS,
-        end_ns=START_NS + 1,
-        status_code=0,
-        status_message="",
-        attributes={},
-        events=(),
-        links=(),
-        resource=Resource({}, "", ""),
-    )
+    span = domain_span("1" * 32, "2" * 16, name="waiting", resource=Resource({}, "", ""))
     writer.submit(WriteJob(prepare_spans([span]), lambda error: None))
     # A writer that never runs never makes room: waiting for a turn would only slow the test.
     return Ingest(writer, max_backlog_spans=1, retry_after_s=3, max_wait_s=0.05, max_deadline_wait_s=0.05)

@@ -30,12 +30,13 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from collector.decode.prepare import prepare_spans
-from collector.model.domain import Resource, Span
+from collector.model.domain import Span
 from collector.receive.ingest import Ingest
 from collector.store.database import DatabaseError, open_writer
 from collector.store.writer import StoreUnavailable, WriteJob, Writer, WriterSettings
 from tests._raw import GrpcSender, get_json, post_http, request
 from tests._server import ServeProcess
+from tests._spans import domain_span
 
 # ---- disk full, for real ------------------------------------------------------------------------
 
@@ -237,21 +238,7 @@ class FailingCommits:
 
 
 def _span(name: str, trace_id: str) -> Span:
-    return Span(
-        trace_id=trace_id,
-        span_id=os.urandom(8).hex(),
-        parent_span_id=None,
-        name=name,
-        kind=1,
-        start_ns=1,
-        end_ns=2,
-        status_code=0,
-        status_message="",
-        attributes={},
-        events=(),
-        links=(),
-        resource=Resource({}, "tests", ""),
-    )
+    return domain_span(trace_id, os.urandom(8).hex(), name=name, start_ns=1, end_ns=2)
 
 
 def test_an_io_error_at_commit_refuses_the_whole_batch_and_recovers(tmp_path: Path) -> None:
